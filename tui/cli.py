@@ -1,0 +1,104 @@
+"""The `grounding` command line: parses arguments, then imports only what a subcommand needs.
+
+Textual is loaded only for `chat` (without --plain) and `demo`; `replay` and the
+other headless commands never import it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+import agent  # noqa: F401  (sets the offline switches before anything else loads)
+from agent.locations import config_file
+from agent.settings import Settings, SettingsError, load_settings
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _version() -> str:
+    try:
+        return version("grounding")
+    except PackageNotFoundError:  # running from a source tree without install
+        return "0+unknown"
+
+
+def _settings_from(args: argparse.Namespace) -> Settings:
+    overrides = {
+        key: getattr(args, key, None)
+        for key in ("model", "memory", "gl", "profile", "ledger_writer", "chroma_url", "api_base")
+    }
+    return load_settings(overrides)
+
+
+def _add_agent_flags(p: argparse.ArgumentParser, memory: bool = True) -> None:
+    p.add_argument("--model", help="litellm model string, or 'reference' (offline default)")
+    if memory:
+        p.add_argument("--memory", choices=["none", "history", "chunks", "facts"])
+    p.add_argument(
+        "--gl",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Grounding Layer on/off (default on)",
+    )
+    p.add_argument("--api-base", dest="api_base", help="OpenAI-compatible server URL")
+    p.add_argument("--chroma-url", dest="chroma_url", help="Chroma server http://host:port")
+
+
+def _cmd_chat(args: argparse.Namespace) -> int:
+    settings = _settings_from(args)
+    from tui.app import run_app
+
+    return run_app(settings)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="grounding",
+        description=(
+            "A terminal personal assistant that knows what it has actually agreed with you."
+        ),
+        epilog=(
+            f"Config file: {config_file()} (moved by GROUNDING_HOME). "
+            "Every setting also reads GROUNDING_<NAME> from the environment; "
+            "flags override both."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"grounding {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    chat = sub.add_parser("chat", help="chat with the assistant in the Textual TUI")
+    _add_agent_flags(chat)
+    chat.add_argument("--profile", help="profile name (default 'default')")
+    chat.set_defaults(handler=_cmd_chat)
+
+    for register in _EXTRA_COMMANDS:
+        register(sub)
+    return parser
+
+
+# Subcommands that live in other modules register themselves here; each module is
+# imported lazily by its handler, so `--help` stays fast.
+_EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []  # type: ignore[type-arg]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return handler(args)
+    except SettingsError as exc:
+        print(f"grounding: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
