@@ -1,0 +1,1001 @@
+"""Rule-based grounding-act classifier: linguistic cues, no corpus lookups.
+
+`detect_proposal` finds a standing offer in an assistant turn; `classify_reply`
+labels how the user's next turn treats it. Both work on dialogue they have never
+seen: every cue is a general English pattern, listed here so a reader can audit
+it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ledger.model import Act, ActionType, Kind
+from ledger.text import content_stems, has_phrase, normalize, sentences
+
+# --- standing proposals -------------------------------------------------------
+
+STANDING = (
+    "from now on",
+    "going forward",
+    "moving forward",
+    "in the future",
+    "in future",
+    "from here on",
+    "from here on out",
+    "next time",
+    "next times",
+    "every time",
+    "each time",
+    "whenever",
+    "any time",
+    "anytime",
+    "always",
+    "by default",
+    "the default",
+    "a default",
+    "your default",
+    "my default",
+    "as default",
+    "automatically",
+    "as a rule",
+    "a rule",
+    "a habit",
+    "the routine",
+    "a standing",
+    "routinely",
+    "on an ongoing basis",
+    "ongoing",
+    "all future",
+    "future",
+    "regularly",
+    "keep doing",
+    "from then on",
+    "every week",
+    "every month",
+    "every friday",
+    "every monday",
+    "every morning",
+    "every evening",
+    "each week",
+    "each month",
+    "as they come in",
+    "as it comes in",
+    "as soon as they",
+    "all new",
+    "any new",
+    "every new",
+    "for good",
+    "permanently",
+    "on autopilot",
+    "make that standard",
+    "standard practice",
+    "keep that up",
+    "do this for",
+    "standard",
+    "make it a thing",
+    "every one of",
+    "all your",
+    "any of your",
+    "for all",
+)
+_STANDING_RE = re.compile(
+    r"\bauto-?(?:decline|accept|rsvp|reply|forward|renew|reorder|buy|pay|send|approve|file|"
+    r"confirm|respond|purchase|order|add|share|sort)\w*|\bevery (?:\w+ )?(?:one|invite|"
+    r"invitation|order|email|message|time|request|week|month|day)s?\b|\bwhen(?:ever)? (?:a|an|"
+    r"any|you|your|someone|they|it|one|the next)\b.*\b(?:i'll|i will|i can|i could|should i|"
+    r"want me)\b|\bkeep (?:doing|handling|sending|ordering|buying|forwarding) (?:this|that|"
+    r"these|those|it)\b|\b(?:shall i|should i|i'll|i will|i can|i could|want me to) keep \w+ing\b|\bshould i just\b.*\b(?:every|each|all|any)\b",
+)
+OFFER = (
+    "i'll",
+    "i will",
+    "i can",
+    "i could",
+    "want me to",
+    "should i",
+    "shall i",
+    "would you like me to",
+    "do you want me to",
+    "i'd be happy to",
+    "how about i",
+    "let me",
+    "i'm happy to",
+    "happy to",
+    "i'd suggest",
+    "i could also",
+    "i'll go ahead",
+    "may i",
+    "i'd",
+    "i would",
+    "i'm going to",
+    "i can also",
+    "i'll just",
+    "shall we",
+    "should we",
+    "want to make",
+    "make that",
+    "make it",
+    "make this",
+    "i'll keep",
+)
+_ONE_OFF = re.compile(r"\b(?:this one|this time|just this|for now|for today|this once)\b")
+
+_ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
+    ActionType.rsvp: (
+        "rsvp",
+        "invitation",
+        "invitations",
+        "invite",
+        "invites",
+        "attend",
+        "party",
+        "parties",
+        "event",
+        "events",
+        "accept",
+        "decline",
+        "going",
+        "meetup",
+        "gathering",
+        "dinner",
+        "barbecue",
+        "wedding",
+        "shower",
+        "reception",
+        "open house",
+        "potluck",
+        "game night",
+        "happy hour",
+        "drinks",
+        "birthday party",
+        "rsvp'd",
+        "rsvping",
+    ),
+    ActionType.purchase: (
+        "buy",
+        "order",
+        "orders",
+        "purchase",
+        "reorder",
+        "re-order",
+        "checkout",
+        "cart",
+        "shop",
+        "shopping",
+        "edition",
+        "paperback",
+        "hardcover",
+        "brand",
+        "refill",
+        "restock",
+        "subscription",
+        "pick up",
+        "groceries",
+        "size",
+        "price",
+        "ordering",
+        "buying",
+        "bought",
+        "ordered",
+        "tickets",
+    ),
+    ActionType.send: (
+        "send",
+        "sent",
+        "email",
+        "emails",
+        "e-mail",
+        "mail",
+        "forward",
+        "forwarded",
+        "reply",
+        "replies",
+        "message",
+        "messages",
+        "text",
+        "texts",
+        "cc",
+        "cc'd",
+        "bcc",
+        "share",
+        "shared",
+        "attach",
+        "attached",
+        "note",
+        "letter",
+        "sign",
+        "sign-off",
+        "signature",
+        "respond",
+        "thank-you",
+        "card",
+        "invoice",
+        "report",
+        "document",
+    ),
+}
+
+_DELEGATION = ("automatically", "on your behalf", "for you", "handle", "without asking", "auto")
+_CONVENTION = (
+    " cc ",
+    "bcc",
+    "the usual",
+    "sign ",
+    "sign-off",
+    "signature",
+    "attach",
+    "format",
+    "subject line",
+    "template",
+    "copy ",
+    "loop in",
+    "include",
+)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A standing offer found in an assistant turn (or instruction in a user turn)."""
+
+    text: str  # the sentence(s) that carry the standing rule
+    action_type: ActionType
+    kind: Kind
+    is_question: bool
+
+
+def _standing_sentence(sentence: str) -> bool:
+    norm = normalize(sentence)
+    if _ONE_OFF.search(norm) and not has_phrase(norm, ("from now on", "going forward")):
+        return False
+    return bool(has_phrase(norm, STANDING) or _STANDING_RE.search(norm))
+
+
+def action_type_of(text: str) -> ActionType:
+    """The consequential tool a rule is about, from its words."""
+    norm = " " + normalize(text) + " "
+    best, best_score = ActionType.other, 0
+    for action, cue_words in _ACTION_WORDS.items():
+        score = sum(1 for w in cue_words if has_phrase(norm, (w,)))
+        if score > best_score:
+            best, best_score = action, score
+    return best
+
+
+def kind_of(text: str) -> Kind:
+    norm = " " + normalize(text) + " "
+    if any(c in norm for c in _CONVENTION):
+        return Kind.convention
+    if any(c in norm for c in _DELEGATION):
+        return Kind.delegation
+    return Kind.preference
+
+
+def detect_proposal(text: str) -> Proposal | None:
+    """Find a standing offer in an assistant turn; None for one-off actions and answers."""
+    found: list[str] = []
+    for sentence in sentences(text):
+        norm = normalize(sentence)
+        if not _standing_sentence(sentence):
+            continue
+        offers = has_phrase(norm, OFFER) or norm.startswith(("want ", "should ", "shall "))
+        # An offer may sit in the previous sentence: "I can do that. From now on?"
+        if offers or (found and norm.endswith("?")) or ("?" in sentence and has_phrase(norm, ("you", "your"))):
+            found.append(sentence)
+    if not found:
+        return None
+    rule = " ".join(found)
+    action = action_type_of(rule)
+    if action is ActionType.other:
+        action = action_type_of(text)
+    return Proposal(
+        text=rule,
+        action_type=action,
+        kind=kind_of(rule),
+        is_question=any(s.rstrip().endswith("?") for s in found),
+    )
+
+
+# --- standing instructions in user turns -------------------------------------------
+
+_USER_RULE_RE = re.compile(
+    r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|"
+    r"always|never|whenever|every time|each time|by default|as a rule|automatically|"
+    r"stop \w+ing|don't (?:ever|keep)|no more)\b"
+)
+_USER_RULE_ACTION = re.compile(
+    r"\b(?:rsvp|decline|accept|buy|order|purchase|reorder|send|email|forward|reply|cc|bcc|"
+    r"text|message|sign|ask me|check with me|get|pick|attach|share)\b"
+)
+
+
+def detect_user_rule(text: str) -> str | None:
+    """A standing instruction the user gives on their own ("from now on, decline ...")."""
+    rules = [
+        s
+        for s in sentences(text)
+        if _USER_RULE_RE.search(normalize(s))
+        and _USER_RULE_ACTION.search(normalize(s))
+        and not normalize(s).endswith("?")
+    ]
+    return " ".join(rules) if rules else None
+
+
+# --- user replies -------------------------------------------------------------------
+
+DIRECT_YES = (
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "ya",
+    "sure",
+    "ok",
+    "okay",
+    "k",
+    "please do",
+    "absolutely",
+    "definitely",
+    "go for it",
+    "go ahead",
+    "do it",
+    "do that",
+    "why not",
+    "i guess",
+    "i suppose",
+    "sounds good",
+    "sounds great",
+    "that works",
+    "works for me",
+    "of course",
+    "by all means",
+    "deal",
+    "yes please",
+    "fine",
+    "fine by me",
+    "that's fine",
+    "alright",
+    "all right",
+    "agreed",
+    "let's do it",
+    "let's do that",
+    "sure thing",
+    "totally",
+    "please",
+    "that'd be great",
+    "that would be great",
+    "that'd help",
+    "that would help",
+    "that'd be nice",
+    "that would be nice",
+    "that'd be helpful",
+    "that would be helpful",
+    "that'd save",
+    "that would save",
+    "would save",
+    "will save",
+    "saves me",
+    "save me",
+    "good idea",
+    "great idea",
+    "smart",
+    "makes sense",
+    "i'd love that",
+    "can't hurt",
+    "cant hurt",
+    "couldn't hurt",
+    "won't hurt",
+    "no harm",
+    "be my guest",
+    "knock yourself out",
+    "lifesaver",
+    "life saver",
+    "yes to that",
+    "do so",
+    "that's helpful",
+    "helpful",
+    "a relief",
+    "one less thing",
+    "exactly what i need",
+    "i'm in",
+    "count me in",
+    "make it so",
+    "make that the default",
+    "make it the default",
+    "keep doing",
+    "keep it up",
+    "do this going forward",
+    "do that going forward",
+    "go on then",
+    "sold",
+    "i'd appreciate",
+    "appreciate that",
+    "that's perfect",
+    "perfect idea",
+    "please and thank",
+    "fair enough",
+    "okay by me",
+    "ok by me",
+    "works",
+    "yes do",
+    "i trust you",
+)
+REACTION = (
+    "great",
+    "perfect",
+    "cool",
+    "lovely",
+    "nice",
+    "awesome",
+    "thanks",
+    "thank you",
+    "aw",
+    "good",
+    "wonderful",
+    "excellent",
+    "brilliant",
+    "amazing",
+    "sweet",
+    "fantastic",
+    "ty",
+    "thx",
+    "cheers",
+    "oh nice",
+    "oh good",
+    "good call",
+    "got it",
+    "noted",
+    "yay",
+    "ugh",
+    "oof",
+    "ooh",
+    "wow",
+    "haha",
+    "lol",
+    "phew",
+    "whew",
+    "aww",
+    "woo",
+    "hooray",
+)
+REJECT = (
+    "no thanks",
+    "no thank you",
+    "nope",
+    "nah",
+    "no need",
+    "not necessary",
+    "unnecessary",
+    "let's not",
+    "lets not",
+    "rather not",
+    "please don't",
+    "don't do that",
+    "i don't want",
+    "don't want",
+    "not a good idea",
+    "bad idea",
+    "i'll pass",
+    "pass on",
+    "i'll pass on that",
+    "rather decide",
+    "rather handle",
+    "rather do",
+    "rather answer",
+    "rather keep",
+    "rather check",
+    "rather choose",
+    "rather pick",
+    "rather review",
+    "rather see",
+    "rather make",
+    "rather deal",
+    "rather approve",
+    "rather be asked",
+    "myself",
+    "case by case",
+    "case-by-case",
+    "keep asking",
+    "ask me first",
+    "ask me each",
+    "ask me every",
+    "check with me",
+    "run it by me",
+    "run them by me",
+    "leave it as is",
+    "leave it",
+    "not comfortable",
+    "hold off",
+    "skip that",
+    "not for now",
+    "not yet",
+    "i prefer to",
+    "i'd prefer to",
+    "i like to",
+    "don't bother",
+    "no",
+    "stop",
+    "never",
+    "not a fan",
+    "not keen",
+    "i'll handle",
+    "i'll decide",
+    "i'll do",
+    "i'll take care",
+    "let me decide",
+    "let me handle",
+    "let me choose",
+    "let me pick",
+    "let me do",
+    "i want to decide",
+    "i want to choose",
+    "i want to see",
+    "i want to approve",
+    "i need to see",
+    "keep doing it",
+    "not automatically",
+    "not on autopilot",
+    "don't automate",
+    "i'll keep",
+    "i'd keep",
+    "no way",
+    "absolutely not",
+    "definitely not",
+    "not really",
+    "i wouldn't",
+    "wouldn't want",
+    "not something i want",
+    "doesn't work",
+    "that won't work",
+    "won't work",
+    "not needed",
+    "too risky",
+    "hmm, no",
+    "maybe not",
+    "let's keep doing it",
+    "keep it manual",
+    "on my own",
+    "by hand",
+    "each one",
+    "weird",
+    "overkill",
+    "creepy",
+    "awkward",
+    "pushy",
+    "rude",
+    "too much",
+    "intrusive",
+    "presumptuous",
+    "no no",
+    "god no",
+    "hell no",
+    "i'll stick with",
+)
+REVISE = (
+    "instead",
+    "rather than",
+    "flip it",
+    "other way round",
+    "other way around",
+    "swap",
+    "switch it",
+    "change it to",
+    "make it",
+    "how about you",
+    "what if you",
+    "but make",
+    "not yes",
+    "let's do",
+    "let's make",
+    "how about",
+    "better if you",
+    "i'd rather you",
+    "i'd prefer you",
+    "i prefer you",
+    "fall back",
+    "make that the",
+    "default to",
+    "just",
+    "but always",
+    "except always",
+    "reverse",
+    "opposite",
+)
+RESTRICT = (
+    "only",
+    "just for",
+    "just the",
+    "just when",
+    "just on",
+    "just in",
+    "just from",
+    "just to",
+    "as long as",
+    "so long as",
+    "provided",
+    "providing",
+    "if it's",
+    "if its",
+    "if they're",
+    "if it is",
+    "if they are",
+    "when it's",
+    "when they're",
+    "under",
+    "below",
+    "up to",
+    "less than",
+    "no more than",
+    "at most",
+    "maximum",
+    "max",
+    "except",
+    "but not",
+    "not for",
+    "unless",
+    "keep it to",
+    "limit it to",
+    "limited to",
+    "stick to",
+    "restrict",
+    "within",
+    "weekdays",
+    "weekday",
+    "weekends",
+    "weekend",
+    "weeknights",
+    "mondays",
+    "tuesdays",
+    "wednesdays",
+    "thursdays",
+    "fridays",
+    "saturdays",
+    "sundays",
+    "mornings",
+    "evenings",
+    "afternoons",
+    "nights",
+    "this month",
+    "this week",
+    "until",
+    "till",
+    "through",
+    "before",
+    "after",
+    "for anything",
+    "for stuff",
+    "for things",
+    "for those",
+    "for the",
+    "for my",
+    "for work",
+    "for family",
+    "for fiction",
+    "for any",
+    "for them",
+    "nothing over",
+    "nothing above",
+    "nothing more",
+    "anything over",
+    "cheaper than",
+    "internal",
+    "external",
+    "in town",
+    "locally",
+    "local",
+    "nearby",
+    "near",
+    "otherwise",
+    "elsewhere",
+    "everything else",
+    "anything else",
+    "the rest",
+    "others",
+)
+TOPIC_SHIFT = (
+    "speaking of",
+    "random question",
+    "unrelated",
+    "by the way",
+    "btw",
+    "different topic",
+    "changing the subject",
+    "on another note",
+    "quick question",
+    "remind me",
+    "totally unrelated",
+    "side note",
+    "off topic",
+    "new topic",
+    "anyway",
+    "also unrelated",
+)
+_IMPERATIVE = re.compile(
+    r"(?:^|[.;:,!]\s*|\bjust |\band |\bthen )(?:archive|post|have|forward|tentatively|rsvp|decline|accept|buy|order|purchase|"
+    r"reorder|send|email|forward|reply|cc|bcc|text|message|sign|get|pick|put|add|file|"
+    r"flag|mark|book|move|save|archive|draft|tell|ask|check|use|go|pay|skip|schedule|"
+    r"share|attach|copy|keep|leave|let|make|set|say|respond|label|default|choose|grab|"
+    r"route|notify|ping|remind|loop|include|switch|stick|drop|hold|queue|wait)\b"
+)
+_ASK_ME = re.compile(
+    r"\b(?:ask me|check with me|run (?:it|them) by me|ping me|let me (?:know|decide|choose|"
+    r"pick|see|approve)|i'll (?:handle|decide|do|deal|take care|answer|reply|respond|pick|"
+    r"choose|check)|myself|confirm with me|flag (?:it|them) for me)\b"
+)
+_QUESTION_START = re.compile(
+    r"^(?:what|when|where|who|how|is|are|do|does|did|can|could|will|would|should|which|any)\b"
+)
+_PRONOUN_START = re.compile(r"^(?:it|she|he|they|that|this|her|him|them|those|the)\b")
+_TASK_REQUEST = re.compile(
+    r"\b(?:can you|could you|would you|please|let me know|tell (?:her|him|them)|add it|"
+    r"and (?:tell|ask|add|send|let|remind|put|make)|also (?:send|ask|add|tell|remind)|"
+    r"send me|remind me)\b"
+)
+
+
+@dataclass(frozen=True)
+class Classification:
+    act: Act
+    scope: str | None = None
+    revision: str | None = None
+    proposal: Proposal | None = None
+
+
+_STRONG_REVISE = (
+    "instead",
+    "rather than",
+    "i'd rather you",
+    "i would rather you",
+    "i'd prefer you",
+    "i'd prefer it if you",
+    "i'd prefer a",
+    "i'd prefer an",
+    "i prefer you",
+    "better if you",
+    "flip it",
+    "other way round",
+    "other way around",
+    "switch it",
+    "change it to",
+    "default to",
+    "let's flip",
+    "swap",
+    "better idea",
+)
+_NEGATED_START = (
+    "no",
+    "nope",
+    "nah",
+    "never",
+    "don't",
+    "do not",
+    "please don't",
+    "stop",
+    "hold off",
+    "skip",
+    "not",
+    "eh",
+    "hmm no",
+    "thanks but",
+    "thank you but",
+    "i don't",
+    "i do not",
+    "let's not",
+    "lets not",
+    "god no",
+    "hell no",
+    "absolutely not",
+    "definitely not",
+    "i'd rather not",
+    "rather not",
+    "no no",
+    "oh no",
+    "um no",
+    "i'll pass",
+    "pass",
+)
+_CONTRAST = re.compile(
+    r"^[\w' -]{2,40},\s*not\b|\bbut not\b|\bnot (?:for |the )?\w+ (?:ones?|stuff)\b"
+)
+_YES_ANYWHERE = re.compile(
+    r"\b(?:yes|yeah|yep|yup|ok|okay|alright)\b|(?<!make )(?<!not )(?<!be )(?<!i'm )\bsure\b"
+    r"|(?<!not )\bfine\b(?! print)"
+)
+_NO_ANYWHERE = re.compile(
+    r"\b(?:no|nope|nah)\b(?! (?:problem|worries|harm|doubt|brainer|rush|pressure))"
+)
+_FOR_SCOPE = re.compile(
+    r"^(?:(?:yes|yeah|sure|ok|okay|fine|do it|go ahead|please)[, ]+)?(?:but )?"
+    r"(?:for|with|to|on|in) (?!now\b|sure\b|real\b|example\b|once\b)[\w'$ -]{2,60}"
+)
+_AFFIRM_DIRECTIVE = re.compile(
+    r"\b(?:keep (?:doing|it up)|do (?:that|it|this|so)|go ahead|make it so|set it up)\b"
+)
+_WOULD_BE_GOOD = re.compile(
+    r"\b(?:that|it|this)(?:'d| would| will|'ll)(?: honestly| really| actually)? "
+    r"(?:be|help|save)\b(?! (?:a problem|annoying|too|so weird|weird|awkward|creepy|a nightmare))"
+)
+_LIKE_IT = re.compile(r"\bi (?:like|love) (?:that|it|this|the idea)\b")
+
+
+def _starts_with(norm: str, phrases: tuple[str, ...]) -> str | None:
+    head = re.sub(r"[^a-z0-9' ]", " ", norm)
+    head = re.sub(r"\s+", " ", head).strip()
+    for p in sorted(phrases, key=len, reverse=True):
+        if head == p or head.startswith(p + " "):
+            return p
+    return None
+
+
+def _restriction(reply: str) -> str | None:
+    """The clause that restricts an acceptance, in the user's words."""
+    for sentence in sentences(reply):
+        for clause in re.split(r",\s*|\s+-\s+|:\s*", sentence):
+            norm = normalize(clause)
+            if has_phrase(norm, RESTRICT) and not has_phrase(
+                norm, ("otherwise", "elsewhere", "everything else", "anything else", "the rest")
+            ):
+                cleaned = re.sub(
+                    r"^(?:yes|yeah|sure|ok|okay|fine|great|perfect|please|alright)\b[,!.]?\s*",
+                    "",
+                    clause.strip(),
+                    flags=re.I,
+                )
+                if cleaned and not _ASK_ME.search(normalize(cleaned)):
+                    return cleaned.rstrip(".!")
+    for sentence in sentences(reply):
+        if _FOR_SCOPE.match(normalize(sentence)) or _CONTRAST.search(normalize(sentence)):
+            return sentence.rstrip(".!")
+    return None
+
+
+def _new_directive(reply: str) -> str | None:
+    """A standing directive in the reply that is not merely 'ask me' / 'I'll do it'."""
+    whole = normalize(reply)
+    for sentence in sentences(reply):
+        norm = normalize(sentence)
+        if norm.endswith("?") and not has_phrase(norm, STANDING):
+            continue
+        if has_phrase(norm, ("case by case", "case-by-case", "myself", "by hand", "on my own")):
+            continue
+        rest = _ASK_ME.sub(" ", norm)
+        if _AFFIRM_DIRECTIVE.search(rest) and not has_phrase(rest, _STRONG_REVISE):
+            continue
+        if not _IMPERATIVE.search(rest):
+            continue
+        if has_phrase(norm, _STRONG_REVISE) or has_phrase(whole, STANDING):
+            return sentence
+        if has_phrase(norm, ("routine", "the rule", "the default", "the norm")):
+            return sentence
+        if re.search(r"(?:^|[.;:,!]\s*)just (?!for|the|when|on|in|from|to|if|once|this)\w+", norm):
+            return sentence
+    return None
+
+
+def _sentence_starts(text: str, phrases: tuple[str, ...]) -> bool:
+    return any(_starts_with(normalize(s), phrases) for s in sentences(text))
+
+
+def _one_off_part(assistant: str, proposal: Proposal) -> str:
+    return " ".join(s for s in sentences(assistant) if s not in proposal.text)
+
+
+def classify_reply(assistant: str, user: str) -> Classification:
+    """Label how `user` treats a standing proposal in `assistant` (see the Act enum)."""
+    proposal = detect_proposal(assistant)
+    if proposal is None:
+        return Classification(Act.no_proposal)
+    norm = normalize(user)
+    user_sents = sentences(user) or [user]
+    head = normalize(" ".join(user_sents[:2]))
+    task_part = _one_off_part(assistant, proposal)
+    has_task = len(content_stems(task_part)) >= 3
+
+    standing = bool(has_phrase(norm, STANDING) or has_phrase(norm, ("routine", "the rule")))
+    one_off = bool(_ONE_OFF.search(norm)) and not standing
+    negated = _starts_with(norm, _NEGATED_START) is not None or bool(
+        _NO_ANYWHERE.search(normalize(user_sents[0]))
+    )
+    reject_cue = has_phrase(norm, REJECT) is not None
+    reaction = _starts_with(norm, REACTION)
+    yes = (
+        _starts_with(norm, DIRECT_YES)
+        or (_YES_ANYWHERE.search(head) and not has_phrase(head, ("not", "no", "don't")))
+        or has_phrase(norm, tuple(p for p in DIRECT_YES if " " in p and p != "keep doing"))
+        or _WOULD_BE_GOOD.search(norm)
+        or _LIKE_IT.search(norm)
+        or _starts_with(norm, ("love it", "love that", "love this"))
+    )
+    if _starts_with(norm, ("please don't", "please do not", "please no", "please stop")):
+        yes = None
+    question = norm.rstrip().endswith("?")
+
+    # 1. a new subject, with nothing said about the proposal
+    if has_phrase(norm, TOPIC_SHIFT) and not yes:
+        return Classification(Act.no_uptake, proposal=proposal)
+
+    # 2. revise: a different standing rule replaces the proposal
+    directive = _new_directive(user)
+    strong_sents = [
+        t
+        for t in user_sents
+        if has_phrase(normalize(t), _STRONG_REVISE)
+        or re.match(r"^better( yet)?\s*[:,]", normalize(t))
+    ]
+    strong_q = all(normalize(t).endswith("?") for t in strong_sents)
+    if not one_off:
+        if strong_sents and (standing or not strong_q) and not _ASK_ME_ONLY(user):
+            return Classification(Act.revise, revision=directive or user.strip(), proposal=proposal)
+        if directive and (standing or negated or reject_cue):
+            return Classification(Act.revise, revision=directive, proposal=proposal)
+
+    # 3. scoped: accepted within a restriction
+    restriction = _restriction(user)
+    if restriction and not one_off:
+        opens_with_limit = (
+            _sentence_starts(user, RESTRICT)
+            or bool(_CONTRAST.search(norm))
+            or bool(_FOR_SCOPE.match(normalize(user_sents[0])))
+            or has_phrase(norm, _LIMIT_STRONG) is not None
+        )
+        partial = reject_cue and len(user_sents) > 1 and not negated
+        if yes or opens_with_limit or partial:
+            if not (negated and not yes):
+                return Classification(Act.scoped, scope=restriction, proposal=proposal)
+
+    # 4. reject
+    if negated or (reject_cue and not yes):
+        return Classification(Act.reject, proposal=proposal)
+
+    # 5. accept
+    if yes and not one_off:
+        return Classification(Act.accept, proposal=proposal)
+    if reaction and not has_task and not question:
+        return Classification(Act.accept, proposal=proposal)
+
+    # 6. implicit (carries on with the immediate task) or no uptake (new subject)
+    if reaction or one_off:
+        return Classification(Act.implicit, proposal=proposal)
+    if _refers_to_task(task_part, user):
+        return Classification(Act.implicit, proposal=proposal)
+    return Classification(Act.no_uptake, proposal=proposal)
+
+
+def _ASK_ME_ONLY(user: str) -> bool:
+    """The reply's only alternative is to ask the user (that is a rejection)."""
+    return bool(_ASK_ME.search(normalize(user))) and _new_directive(user) is None
+
+
+_PRONOUN_REF = re.compile(
+    r"\b(?:it|she|he|they|her|him|them|that|this|those|these)\b|\b(?:did|have|had) you\b"
+)
+_LIMIT_STRONG = (
+    "only",
+    "just for",
+    "as long as",
+    "so long as",
+    "provided",
+    "keep it to",
+    "limit it to",
+    "limited to",
+    "except",
+    "but not",
+    "nothing over",
+    "nothing above",
+    "stick to",
+)
+
+
+def _refers_to_task(task_part: str, user: str) -> bool:
+    """Does the reply continue the one-off task (names, event, pronouns)?"""
+    if not task_part.strip():
+        return False
+    norm = normalize(user)
+    shared = content_stems(task_part) & content_stems(user)
+    if shared:
+        return True
+    first = normalize((sentences(user) or [user])[0])
+    if _PRONOUN_START.match(first):
+        return True
+    return bool(_QUESTION_START.match(first) and _PRONOUN_REF.search(first)) and "?" in norm
