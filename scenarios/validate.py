@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from scenarios.corpus_model import SIDE_EFFECTING_TOOLS, Scenario, ToolCall
-from scenarios.histories import CONDITIONS, VERSIONS, conditions_for
+from scenarios.histories import CONDITIONS, VERSIONS, conditions_for, probe_date
 from scenarios.loader import SUFFIX, Corpus, CorpusIssue, scan_corpus
 from tools.world import World
 
@@ -79,15 +80,23 @@ def validate_corpus(path: str | Path) -> ValidationReport:
     report = ValidationReport(errors=list(load_errors), path=str(path))
     for persona_id, scenarios in corpus.scenarios.items():
         for scenario in scenarios:
-            errors, warnings = check_scenario(scenario, f"{persona_id}/{scenario.id}{SUFFIX}")
+            file = f"{persona_id}/{scenario.id}{SUFFIX}"
+            probe_day = probe_date(corpus.personas[persona_id].start)
+            errors, warnings = check_scenario(scenario, file, probe_day=probe_day)
             report.errors.extend(errors)
             report.warnings.extend(warnings)
     report.counts = _counts(corpus)
     return report
 
 
-def check_scenario(scenario: Scenario, file: str) -> tuple[list[CorpusIssue], list[CorpusIssue]]:
-    """Content rules 2-6 for one scenario; returns (errors, warnings)."""
+def check_scenario(
+    scenario: Scenario, file: str, *, probe_day: date | None = None
+) -> tuple[list[CorpusIssue], list[CorpusIssue]]:
+    """Content rules 2-6 for one scenario; returns (errors, warnings).
+
+    With `probe_day` (the date the probes are asked), it also warns about invitations
+    and busy slots in a probe world that lie before that day.
+    """
     errors: list[CorpusIssue] = []
     warnings: list[CorpusIssue] = []
 
@@ -148,6 +157,19 @@ def check_scenario(scenario: Scenario, file: str) -> tuple[list[CorpusIssue], li
             "probe.alternative",
             "the alternative call equals the target: R cannot be told apart from G",
         )
+
+    if probe_day is not None:
+        worlds = [("probe.world", scenario.probe.world)]
+        if in_scope is not None:
+            worlds.append(("in_scope_probe.world", in_scope.world))
+        for where, world in worlds:
+            for field_name, when in _world_dates(where, world):
+                if when < probe_day:
+                    warn(
+                        field_name,
+                        f"{when.isoformat()} is before the probe date {probe_day.isoformat()} "
+                        "(the last session plus a week)",
+                    )
 
     # Rule 6: the arrangement governs the tool the probes exercise.
     if scenario.probe.target.tool != scenario.action:
@@ -280,6 +302,23 @@ def _check_call(
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _world_dates(where: str, world: World) -> list[tuple[str, date]]:
+    """Dated world entries (invitations, busy slots) with their field paths."""
+    found: list[tuple[str, str]] = [
+        (f"{where}.invitations[{i}].when", inv.when) for i, inv in enumerate(world.invitations)
+    ]
+    found += [
+        (f"{where}.calendar.busy[{i}].start", b.start) for i, b in enumerate(world.calendar.busy)
+    ]
+    dates: list[tuple[str, date]] = []
+    for field_name, text in found:
+        try:
+            dates.append((field_name, date.fromisoformat(text[:10])))
+        except ValueError:
+            continue  # free-form times are the world's business, not a date check
+    return dates
 
 
 def _pairs(counter: dict[str, int]) -> str:

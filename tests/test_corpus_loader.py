@@ -413,3 +413,18 @@ def test_broken_persona_file_is_reported_once(corpus_dir: Path) -> None:
     (corpus_dir / PERSONA).write_text("id: maya\nname: [\n", encoding="utf-8")
     errors = load_errors(corpus_dir)
     assert [e.file for e in errors] == [PERSONA], errors
+
+
+def test_world_dates_before_the_probe_warn(corpus_dir: Path) -> None:
+    def change(d: dict[str, Any]) -> None:
+        d["probe"]["world"]["invitations"][0]["when"] = "2026-06-12T20:00"
+
+    edit(corpus_dir, RSVP, change)
+    report = validate_corpus(corpus_dir)
+    assert report.errors == []
+    find(
+        report.warnings,
+        RSVP,
+        "probe.world.invitations[0].when",
+        "2026-06-12 is before the probe date 2026-06-18",
+    )
