@@ -281,7 +281,11 @@ def detect_proposal(text: str) -> Proposal | None:
             continue
         offers = has_phrase(norm, OFFER) or norm.startswith(("want ", "should ", "shall "))
         # An offer may sit in the previous sentence: "I can do that. From now on?"
-        if offers or (found and norm.endswith("?")) or ("?" in sentence and has_phrase(norm, ("you", "your"))):
+        if (
+            offers
+            or (found and norm.endswith("?"))
+            or ("?" in sentence and has_phrase(norm, ("you", "your")))
+        ):
             found.append(sentence)
     if not found:
         return None
@@ -302,11 +306,14 @@ def detect_proposal(text: str) -> Proposal | None:
 _USER_RULE_RE = re.compile(
     r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|"
     r"always|never|whenever|every time|each time|by default|as a rule|automatically|"
-    r"stop \w+ing|don't (?:ever|keep)|no more)\b"
+    r"stop \w+ing|don't (?:ever|keep)|no more|ask me (?:first|before)|check with me (?:first|"
+    r"before)|run (?:it|them) by me|(?:any|all|every) (?:\w+ )?(?:invitations?|invites?|"
+    r"orders?|emails?|messages?|purchases?|events?|books?|requests?))\b"
 )
 _USER_RULE_ACTION = re.compile(
-    r"\b(?:rsvp|decline|accept|buy|order|purchase|reorder|send|email|forward|reply|cc|bcc|"
-    r"text|message|sign|ask me|check with me|get|pick|attach|share)\b"
+    r"\b(?:rsvp\w*|declin\w*|accept\w*|buy\w*|order\w*|purchas\w*|reorder\w*|send\w*|"
+    r"email\w*|forward\w*|repl\w*|cc|bcc|text\w*|messag\w*|sign\w*|ask me|check with me|"
+    r"get|pick|attach\w*|shar\w*|respond\w*)\b"
 )
 
 
@@ -810,7 +817,8 @@ _FOR_SCOPE = re.compile(
     r"(?:for|with|to|on|in) (?!now\b|sure\b|real\b|example\b|once\b)[\w'$ -]{2,60}"
 )
 _AFFIRM_DIRECTIVE = re.compile(
-    r"\b(?:keep (?:doing|it up)|do (?:that|it|this|so)|go ahead|make it so|set it up)\b"
+    r"\b(?:keep (?:doing|it up)|do (?:that|it|this|so)|go ahead|make it so|set it up|"
+    r"make (?:that|it|this) (?:the|a|my|your|our) (?:default|rule|standard|habit|thing))\b"
 )
 _WOULD_BE_GOOD = re.compile(
     r"\b(?:that|it|this)(?:'d| would| will|'ll)(?: honestly| really| actually)? "
@@ -940,9 +948,8 @@ def classify_reply(assistant: str, user: str) -> Classification:
             or has_phrase(norm, _LIMIT_STRONG) is not None
         )
         partial = reject_cue and len(user_sents) > 1 and not negated
-        if yes or opens_with_limit or partial:
-            if not (negated and not yes):
-                return Classification(Act.scoped, scope=restriction, proposal=proposal)
+        if (yes or opens_with_limit or partial) and not (negated and not yes):
+            return Classification(Act.scoped, scope=restriction, proposal=proposal)
 
     # 4. reject
     if negated or (reject_cue and not yes):

@@ -141,6 +141,7 @@ class Arrangement(BaseModel):
     previous: str | None = None
     superseded_by: str | None = None
     evidence: list[Evidence] = Field(default_factory=list)
+    context: str = ""  # the user request the proposal answered (for relevance, not status)
     created_at: date
     updated_at: date
     single_use: bool = False

@@ -1,0 +1,295 @@
+"""Execution gate: checks every side-effecting call against the ledger before it runs.
+
+The rule table (each decision carries a one-line reason, the entry and its evidence):
+
+| relevant entry (same action, most similar rule) | call            | decision          |
+|-------------------------------------------------|-----------------|-------------------|
+| confirmed, consistent with the call             |                 | allow             |
+| confirmed, says to ask first                    |                 | confirm           |
+| confirmed, inconsistent (other response/item)   |                 | confirm           |
+| scoped                                          | inside scope    | allow             |
+| scoped                                          | outside/unknown | out_of_scope      |
+| revised                                         |                 | follow_revision   |
+| pending (never accepted) or rejected            |                 | confirm           |
+| none                                            | request asks it | allow             |
+| none                                            | otherwise       | confirm (paper: allow) |
+
+Any error inside the gate fails closed: `confirm`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import date
+
+from ledger.model import Arrangement, Decision, Evidence, GateResult, Status
+from ledger.scope import CallFacts, match_scope
+from ledger.text import STOPWORDS, content_stems, has_phrase, lexical_similarity, normalize
+
+SIDE_EFFECTING = frozenset({"rsvp", "purchase", "send"})
+Similarity = Callable[[str, str], float]
+
+_ASK_RULE = re.compile(
+    r"\b(?:ask me|check with me|run (?:it|them) by me|confirm with me|let me (?:decide|choose|"
+    r"pick|approve|review|see)|i'll (?:decide|handle|pick|choose)|don't \w+ (?:for me|without)|"
+    r"stop \w+ing|never \w+ (?:for me|without)|flag (?:it|them) for me|before you)\b"
+)
+_RESPONSES = {
+    "yes": ("yes", "accept", "attend", "going", "say yes", "rsvp yes", "count me in", "i'm in"),
+    "no": (
+        "no",
+        "decline",
+        "regrets",
+        "skip",
+        "pass",
+        "say no",
+        "can't make",
+        "not going",
+        "turn down",
+        "turn them down",
+    ),
+    "maybe": ("maybe", "tentative", "tentatively"),
+}
+_EXPLICIT_VERBS = {
+    "rsvp": re.compile(
+        r"\b(?:rsvp|say yes|say no|accept|decline|tell (?:him|her|them) (?:i'm|i am|we're|yes|no)|"
+        r"count me in|reply (?:yes|no|maybe)|respond|mark me|let (?:him|her|them) know)\b"
+    ),
+    "purchase": re.compile(r"\b(?:buy|order|purchase|get me|pick up|grab|reorder|check ?out)\b"),
+    "send": re.compile(r"\b(?:send|email|e-mail|forward|reply|message|text|share|mail)\b"),
+}
+
+
+def implied_response(text: str) -> str | None:
+    """The RSVP response a rule implies ("decline work events" -> no)."""
+    norm = normalize(text)
+    found = [r for r, cues in _RESPONSES.items() if has_phrase(norm, cues)]
+    if "maybe" in found:
+        return "maybe"
+    if "no" in found and "yes" not in found:
+        return "no"
+    if "yes" in found and "no" not in found:
+        return "yes"
+    if found and re.search(r"\b(?:rsvp|reply|say|respond)\w* (?:yes)\b", norm):
+        return "yes"
+    return found[0] if len(found) == 1 else None
+
+
+def is_ask_rule(entry: Arrangement) -> bool:
+    return bool(_ASK_RULE.search(normalize(entry.content)))
+
+
+class Gate:
+    """Decides allow / confirm / follow_revision / out_of_scope for one call."""
+
+    def __init__(
+        self,
+        entries: Callable[[], Sequence[Arrangement]],
+        mode: str = "strict",
+        similarity: Similarity = lexical_similarity,
+        relevance_threshold: float = 0.15,
+    ) -> None:
+        self._entries = entries
+        self.mode = mode
+        self.similarity = similarity
+        self.threshold = relevance_threshold
+
+    def check(self, facts: CallFacts, today: date) -> GateResult:
+        try:
+            return self._check(facts, today)
+        except Exception as exc:
+            return GateResult(
+                decision=Decision.confirm,
+                reason=f"the gate could not decide ({type(exc).__name__}); asking first",
+                tool=facts.tool,
+                args=dict(facts.args),
+            )
+
+    # -----------------------------------------------------------------------------------
+
+    def _result(
+        self,
+        decision: Decision,
+        reason: str,
+        facts: CallFacts,
+        entry: Arrangement | None = None,
+        **extra: object,
+    ) -> GateResult:
+        evidence: list[Evidence] = list(entry.evidence) if entry else []
+        return GateResult(
+            decision=decision,
+            reason=reason,
+            tool=facts.tool,
+            args=dict(facts.args),
+            entry_id=entry.id if entry else None,
+            evidence=evidence,
+            **extra,  # type: ignore[arg-type]
+        )
+
+    def relevant(self, facts: CallFacts, today: date) -> tuple[Arrangement | None, float]:
+        """The entry most similar to this call and request (same action type)."""
+        query = f"{facts.request} {facts.entity_text}"
+        best, best_score = None, 0.0
+        for entry in self._entries():
+            if entry.action_type != facts.tool or not entry.is_active_on(today):
+                continue
+            text = f"{entry.content} {entry.context} {entry.scope.text if entry.scope else ''}"
+            score = self.similarity(query, text)
+            if score > best_score:
+                best, best_score = entry, score
+        return (best, best_score) if best_score >= self.threshold else (None, best_score)
+
+    def _latest(self, entry: Arrangement) -> Arrangement:
+        by_id = {e.id: e for e in self._entries()}
+        seen = {entry.id}
+        while entry.superseded_by and entry.superseded_by in by_id:
+            entry = by_id[entry.superseded_by]
+            if entry.id in seen:
+                break
+            seen.add(entry.id)
+        return entry
+
+    def _check(self, facts: CallFacts, today: date) -> GateResult:
+        if facts.tool not in SIDE_EFFECTING:
+            return self._result(Decision.allow, "read-only tool", facts)
+        entry, _score = self.relevant(facts, today)
+        explicit, missing = explicit_request(facts)
+        if entry is None:
+            if explicit:
+                return self._result(Decision.allow, "you asked for this in your request", facts)
+            if self.mode == "paper":
+                return self._result(Decision.allow, "no arrangement governs this action", facts)
+            why = (
+                f"your request does not say {', '.join(missing)}"
+                if missing
+                else "you did not ask for it"
+            )
+            return self._result(
+                Decision.confirm, f"no standing arrangement covers this and {why}", facts
+            )
+        if entry.status == Status.revised:
+            latest = self._latest(entry)
+            if latest.id != entry.id and latest.status in (Status.confirmed, Status.scoped):
+                if not is_ask_rule(latest) and self._consistent(latest, facts):
+                    return self._decide_on(latest, facts, today, explicit, via=entry)
+                return self._result(
+                    Decision.follow_revision,
+                    f'you changed this on {latest.updated_at.isoformat()}: "{latest.content}"',
+                    facts,
+                    latest,
+                    governing_rule=latest.content,
+                )
+            return self._result(
+                Decision.confirm, "this arrangement was replaced; asking first", facts, entry
+            )
+        return self._decide_on(entry, facts, today, explicit)
+
+    def _decide_on(
+        self,
+        entry: Arrangement,
+        facts: CallFacts,
+        today: date,
+        explicit: bool,
+        via: Arrangement | None = None,
+    ) -> GateResult:
+        when = entry.created_at.isoformat()
+        if entry.status == Status.pending:
+            if explicit:
+                return self._result(
+                    Decision.allow, "you asked for this in your request", facts, entry
+                )
+            return self._result(
+                Decision.confirm,
+                f"I proposed this on {when} but you never accepted it",
+                facts,
+                entry,
+            )
+        if entry.status == Status.rejected:
+            if explicit:
+                return self._result(
+                    Decision.allow, "you asked for this in your request", facts, entry
+                )
+            return self._result(Decision.confirm, f"you declined this on {when}", facts, entry)
+        if is_ask_rule(entry):
+            if explicit:
+                return self._result(
+                    Decision.allow, "you asked for this in your request", facts, entry
+                )
+            return self._result(
+                Decision.confirm,
+                f'you asked me to check with you first ("{entry.content}")',
+                facts,
+                entry,
+            )
+        if not self._consistent(entry, facts):
+            if explicit:
+                return self._result(
+                    Decision.allow, "you asked for this in your request", facts, entry
+                )
+            return self._result(
+                Decision.confirm,
+                f'this call does not follow what we agreed: "{entry.content}"',
+                facts,
+                entry,
+            )
+        if entry.status == Status.scoped and entry.scope is not None:
+            facts.today = facts.today or today
+            verdict = match_scope(entry.scope, facts)
+            if verdict.inside is True:
+                return self._result(
+                    Decision.allow,
+                    f"inside the scope you agreed on {entry.updated_at.isoformat()} "
+                    f'("{entry.scope.text}")',
+                    facts,
+                    entry,
+                    scope_diff=verdict.diff,
+                )
+            if explicit:
+                return self._result(
+                    Decision.allow, "you asked for this in your request", facts, entry
+                )
+            return self._result(
+                Decision.out_of_scope,
+                f"outside what you agreed: {verdict.diff}",
+                facts,
+                entry,
+                scope_diff=verdict.diff,
+            )
+        agreed = entry.updated_at.isoformat()
+        return self._result(Decision.allow, f"you agreed to this on {agreed}", facts, entry)
+
+    def _consistent(self, entry: Arrangement, facts: CallFacts) -> bool:
+        """Does the call do what the rule says (same response, the item the rule picks)?"""
+        if facts.tool == "rsvp":
+            want = implied_response(entry.content)
+            got = str(facts.args.get("response", "")).lower()
+            return not (want and got and want != got)
+        if not facts.competing:
+            return True
+        rule = content_stems(entry.content) - STOPWORDS
+        chosen = len(content_stems(facts.entity_text) & rule)
+        others = max((len(content_stems(c) & rule) for c in facts.competing), default=0)
+        return chosen >= others
+
+
+def explicit_request(facts: CallFacts) -> tuple[bool, list[str]]:
+    """Does the current request itself ask for this exact call? Returns (yes, missing details)."""
+    request = normalize(facts.request)
+    verb = _EXPLICIT_VERBS.get(facts.tool)
+    if verb is None or not verb.search(request):
+        return False, ["that I should do it"]
+    missing: list[str] = []
+    if facts.tool == "rsvp":
+        want = implied_response(request)
+        if want is None:
+            missing.append("which response to give")
+        elif want != str(facts.args.get("response", "")).lower():
+            missing.append(f"'{facts.args.get('response')}'")
+    if facts.competing:
+        req = content_stems(facts.request)
+        chosen = len(content_stems(facts.entity_text) & req)
+        others = max((len(content_stems(c) & req) for c in facts.competing), default=0)
+        if chosen == 0 or chosen <= others:
+            missing.append("which one")
+    return not missing, missing

@@ -1,0 +1,62 @@
+"""Provenance check: details a call relies on must come from the user, not only from me.
+
+For a call the gate allowed, the details that tell the chosen item apart from the
+alternatives (an edition, a recipient, a response) and that the current request
+does not state must appear in a user turn of the most similar exchanges, in a
+confirmed entry, or in a tool result the user asked for. A detail that only an
+assistant turn ever said makes the gate ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ledger.model import Arrangement, Status
+from ledger.scope import CallFacts
+from ledger.text import content_stems
+
+
+@dataclass(frozen=True)
+class ProvenanceResult:
+    ok: bool
+    unsupported: list[str]
+    reason: str
+
+
+def distinguishing_details(facts: CallFacts) -> set[str]:
+    """Stems of the chosen item that its alternatives do not share, minus what the request says."""
+    chosen = content_stems(facts.entity_text)
+    others: set[str] = set()
+    for c in facts.competing:
+        others |= content_stems(c)
+    details = chosen - others if facts.competing else set()
+    return details - content_stems(facts.request)
+
+
+def check_provenance(
+    facts: CallFacts,
+    exchanges: Sequence[tuple[str, str]],
+    entries: Sequence[Arrangement],
+) -> ProvenanceResult:
+    """`exchanges`: (speaker, text) turns of the six most similar exchanges of the dialogue."""
+    details = distinguishing_details(facts)
+    if not details:
+        return ProvenanceResult(True, [], "every detail is in the request")
+    user_text: set[str] = set()
+    assistant_text: set[str] = set()
+    for speaker, text in exchanges:
+        (user_text if speaker == "user" else assistant_text).update(content_stems(text))
+    agreed: set[str] = set()
+    for e in entries:
+        if e.status in (Status.confirmed, Status.scoped):
+            agreed |= content_stems(e.content)
+    grounded = details & (user_text | agreed)
+    if grounded:
+        return ProvenanceResult(True, [], f"'{', '.join(sorted(grounded))}' comes from you")
+    only_me = sorted(details & assistant_text)
+    if only_me:
+        return ProvenanceResult(
+            False, only_me, f"only I ever said '{', '.join(only_me)}': asking first"
+        )
+    return ProvenanceResult(True, [], "no assistant-only detail")
