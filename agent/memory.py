@@ -1,0 +1,549 @@
+"""The agent's memory, in four modes over Chroma.
+
+- ``none``: remembers nothing.
+- ``history``: the raw transcript; recall returns the most recent turns that
+  fit the token budget.
+- ``chunks``: speaker-aware exchanges (an assistant turn with the user's
+  reply), recalled by cosine similarity.
+- ``facts``: distilled facts maintained by an injected writer (add, update,
+  delete), recalled by cosine similarity.
+
+Every text keeps who said what ("User: ...\\nAssistant: ..."), so that a
+proposal the user never took up does not read as the user's own words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit
+
+import chromadb
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.api.types import Embeddable, EmbeddingFunction
+from chromadb.config import Settings
+
+from agent.embeddings import MiniLMEmbedder, MiniLMEmbeddingFunction
+from ledger.model import Turn
+
+__all__ = [
+    "FactOp",
+    "FactsWriter",
+    "Memory",
+    "MemoryItem",
+    "MemoryMode",
+    "MemoryModeUnavailable",
+    "approx_tokens",
+    "exchanges",
+    "fact_id",
+    "open_memory",
+    "render_turns",
+    "sanitize_collection_name",
+]
+
+TOKENS_PER_WORD = 1.3
+_RELATED_FACTS = 50
+_SPEAKER_LABEL = {"user": "User", "assistant": "Assistant"}
+
+
+class MemoryMode(StrEnum):
+    """Which memory the agent keeps."""
+
+    none = "none"
+    history = "history"
+    chunks = "chunks"
+    facts = "facts"
+
+
+class MemoryModeUnavailable(RuntimeError):
+    """The memory mode cannot run with the current configuration."""
+
+
+@dataclass
+class MemoryItem:
+    """One recalled unit: an exchange, a transcript turn or a fact."""
+
+    text: str
+    session_id: str
+    session_date: date
+    speakers: list[str]
+    turns: list[Turn]
+    score: float | None
+    kind: Literal["exchange", "turn", "fact"]
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class FactOp:
+    """One edit a facts writer asks for.
+
+    ``add`` needs ``text`` (``id`` optional: derived from the text);
+    ``update`` needs ``id`` and ``text``; ``delete`` needs ``id``; ``none``
+    changes nothing. ``turn_indexes`` cite the turns of the session being
+    written that support the fact (its evidence).
+    """
+
+    op: Literal["add", "update", "delete", "none"]
+    text: str = ""
+    id: str | None = None
+    turn_indexes: tuple[int, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.op not in ("add", "update", "delete", "none"):
+            raise ValueError(f"unknown fact op {self.op!r}")
+        if self.op in ("add", "update") and not self.text.strip():
+            raise ValueError(f"fact op {self.op!r} needs a text")
+        if self.op in ("update", "delete") and not self.id:
+            raise ValueError(f"fact op {self.op!r} needs the id of an existing fact")
+
+
+#: Reads one session's turns and the related stored facts; returns the edits.
+FactsWriter = Callable[[list[Turn], list[MemoryItem]], list[FactOp]]
+
+
+# -- helpers -------------------------------------------------------------------
+
+
+def approx_tokens(text: str) -> int:
+    """Approximate token count: words times 1.3, rounded up."""
+    return math.ceil(len(text.split()) * TOKENS_PER_WORD)
+
+
+def render_turns(turns: Sequence[Turn]) -> str:
+    """Turns as ``"User: ...\\nAssistant: ..."`` in the given order."""
+    return "\n".join(f"{_SPEAKER_LABEL[t.speaker]}: {t.text}" for t in turns)
+
+
+def exchanges(turns: Sequence[Turn]) -> list[list[Turn]]:
+    """Split one session into exchange chunks, in turn order.
+
+    Each assistant turn goes with the user turn that follows it (a proposal
+    and its uptake); a user turn no assistant turn precedes (the session's
+    opening request) goes with the assistant's reply. Every turn is in at
+    least one chunk; chunk starts are distinct.
+    """
+    ordered = sorted(turns, key=lambda t: t.index)
+    chunks: list[list[Turn]] = []
+    for i, turn in enumerate(ordered):
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        if turn.speaker == "assistant":
+            chunk = [turn] + ([nxt] if nxt is not None and nxt.speaker == "user" else [])
+            chunks.append(chunk)
+        elif i == 0 or ordered[i - 1].speaker != "assistant":
+            chunk = [turn] + ([nxt] if nxt is not None and nxt.speaker == "assistant" else [])
+            chunks.append(chunk)
+    return chunks
+
+
+def fact_id(text: str) -> str:
+    """A deterministic id for a fact text (the same fact added twice is one fact)."""
+    normalised = " ".join(text.lower().split())
+    return "fact-" + hashlib.sha256(normalised.encode()).hexdigest()[:16]
+
+
+_INVALID = re.compile(r"[^A-Za-z0-9._-]+")
+_IPV4 = re.compile(r"^\d{1,3}(\.\d{1,3}){3}$")
+
+
+def sanitize_collection_name(name: str) -> str:
+    """A valid Chroma collection name close to ``name``.
+
+    Chroma wants 3-512 characters of ``[A-Za-z0-9._-]``, starting and ending
+    with an alphanumeric, no ``..`` and not an IPv4 address.
+    """
+    cleaned = _INVALID.sub("-", name)
+    cleaned = re.sub(r"\.{2,}", ".", cleaned)
+    cleaned = re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", cleaned)
+    if not cleaned:
+        cleaned = "memory"
+    if _IPV4.match(cleaned):
+        cleaned = "c-" + cleaned
+    if len(cleaned) < 3:
+        cleaned = f"{cleaned}-mem"
+    if len(cleaned) > 512:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        head = re.sub(r"[^A-Za-z0-9]+$", "", cleaned[:503])
+        cleaned = f"{head}-{digest}"
+    return cleaned
+
+
+def _turns_from_metadata(meta: Mapping[str, Any]) -> list[Turn]:
+    indexes = cast(list[int], meta.get("turn_indexes") or [])
+    speakers = cast(list[str], meta.get("speakers") or [])
+    texts = cast(list[str], meta.get("texts") or [])
+    day = date.fromisoformat(str(meta["session_date"]))
+    return [
+        Turn(
+            session_id=str(meta["session_id"]),
+            session_date=day,
+            index=int(i),
+            speaker=cast(Literal["user", "assistant"], s),
+            text=str(x),
+        )
+        for i, s, x in zip(indexes, speakers, texts, strict=True)
+    ]
+
+
+def _turns_metadata(turns: Sequence[Turn]) -> dict[str, Any]:
+    # Chroma refuses empty lists as metadata values: leave the keys out.
+    if not turns:
+        return {}
+    return {
+        "turn_indexes": [t.index for t in turns],
+        "speakers": [t.speaker for t in turns],
+        "texts": [t.text for t in turns],
+    }
+
+
+def _by_session(turns: Sequence[Turn]) -> list[list[Turn]]:
+    groups: dict[str, list[Turn]] = {}
+    for turn in turns:
+        groups.setdefault(turn.session_id, []).append(turn)
+    return [sorted(group, key=lambda t: t.index) for group in groups.values()]
+
+
+# -- the memory ----------------------------------------------------------------
+
+
+class Memory:
+    """One memory mode over one Chroma collection.
+
+    Args:
+        mode: The memory mode.
+        client: A Chroma client (unused, and may be ``None``, in mode ``none``).
+        collection_name: Sanitised into a valid Chroma name; one collection
+            per mode.
+        embedder: Shared embedder (default: a new :class:`MiniLMEmbedder`).
+        facts_writer: Required to *write* in mode ``facts``.
+    """
+
+    def __init__(
+        self,
+        mode: MemoryMode | str,
+        client: ClientAPI | None,
+        collection_name: str,
+        embedder: MiniLMEmbedder | None = None,
+        *,
+        facts_writer: FactsWriter | None = None,
+    ) -> None:
+        self.mode = MemoryMode(mode)
+        self.client = client
+        self.collection_name = sanitize_collection_name(collection_name)
+        self.embedder = embedder or MiniLMEmbedder()
+        self.facts_writer = facts_writer
+        self._lock = threading.RLock()
+        self._collection: Collection | None = None
+        if self.mode is not MemoryMode.none:
+            if client is None:
+                raise ValueError(f"memory mode {self.mode} needs a Chroma client")
+            self._collection = self._open_collection()
+
+    # -- collection --------------------------------------------------------
+
+    def _open_collection(self) -> Collection:
+        assert self.client is not None
+        metadata = {"grounding_memory_mode": self.mode.value}
+        if self.mode is MemoryMode.history:
+            # The transcript is read by recency, never by similarity: store a
+            # constant one-dimensional vector instead of embedding every turn.
+            collection = self.client.get_or_create_collection(
+                self.collection_name,
+                embedding_function=None,
+                configuration={"hnsw": {"space": "l2"}},
+                metadata=metadata,
+            )
+        else:
+            collection = self.client.get_or_create_collection(
+                self.collection_name,
+                # Chroma's parameter type is invariant in the input type.
+                embedding_function=cast(
+                    "EmbeddingFunction[Embeddable]", MiniLMEmbeddingFunction(self.embedder)
+                ),
+                configuration={"hnsw": {"space": "cosine"}},
+                metadata=metadata,
+            )
+        stored = (collection.metadata or {}).get("grounding_memory_mode")
+        if stored is not None and stored != self.mode.value:
+            raise ValueError(
+                f"collection {self.collection_name!r} holds {stored} memory, not {self.mode}"
+            )
+        return collection
+
+    @property
+    def collection(self) -> Collection:
+        """The Chroma collection (not in mode ``none``)."""
+        if self._collection is None:
+            raise MemoryModeUnavailable("memory mode none has no collection")
+        return self._collection
+
+    # -- writing -----------------------------------------------------------
+
+    def add_session(self, turns: list[Turn]) -> None:
+        """Remember a session's turns (several sessions' turns are grouped).
+
+        Re-adding the same turns changes nothing (records are upserted under
+        deterministic ids).
+        """
+        if self.mode is MemoryMode.none or not turns:
+            return
+        if self.mode is MemoryMode.facts and self.facts_writer is None:
+            raise MemoryModeUnavailable(
+                "facts memory needs a real model: set --model to an LLM "
+                "(or choose --memory chunks or history)"
+            )
+        with self._lock:
+            for session in _by_session(turns):
+                if self.mode is MemoryMode.history:
+                    self._add_history(session)
+                elif self.mode is MemoryMode.chunks:
+                    self._add_chunks(session)
+                else:
+                    self._add_facts(session)
+
+    def _add_history(self, session: list[Turn]) -> None:
+        sid = session[0].session_id
+        existing = self.collection.get(where={"session_id": sid}, limit=1, include=["metadatas"])
+        if existing["metadatas"]:
+            seq = int(cast(int, existing["metadatas"][0]["session_seq"]))
+        else:
+            everything = self.collection.get(include=["metadatas"])
+            seqs = [int(cast(int, m["session_seq"])) for m in everything["metadatas"] or []]
+            seq = max(seqs, default=-1) + 1
+        self.collection.upsert(
+            ids=[f"{t.session_id}:{t.index}" for t in session],
+            documents=[render_turns([t]) for t in session],
+            embeddings=np.zeros((len(session), 1), dtype=np.float32),
+            metadatas=[
+                {
+                    "kind": "turn",
+                    "session_id": t.session_id,
+                    "session_date": t.session_date.isoformat(),
+                    "session_seq": seq,
+                    "index": t.index,
+                    **_turns_metadata([t]),
+                }
+                for t in session
+            ],
+        )
+
+    def _add_chunks(self, session: list[Turn]) -> None:
+        chunks = exchanges(session)
+        self.collection.upsert(
+            ids=[f"{c[0].session_id}:{c[0].index}" for c in chunks],
+            documents=[render_turns(c) for c in chunks],
+            metadatas=[
+                {
+                    "kind": "exchange",
+                    "session_id": c[0].session_id,
+                    "session_date": c[0].session_date.isoformat(),
+                    "first_index": c[0].index,
+                    **_turns_metadata(c),
+                }
+                for c in chunks
+            ],
+        )
+
+    def _add_facts(self, session: list[Turn]) -> None:
+        assert self.facts_writer is not None
+        related = self._related_facts(session)
+        ops = self.facts_writer(list(session), related)
+        by_index = {t.index: t for t in session}
+        known = {item.id for item in related}
+        for op in ops:
+            if op.op == "none":
+                continue
+            if op.op == "delete":
+                assert op.id is not None
+                self.collection.delete(ids=[op.id])
+                continue
+            fid = op.id if op.id else fact_id(op.text)
+            if op.op == "update" and fid not in known and not self._exists(fid):
+                # A writer (an LLM) may cite an id that does not exist: keep the fact.
+                fid = fact_id(op.text)
+            evidence = [by_index[i] for i in op.turn_indexes if i in by_index]
+            # Upsert merges metadata keys: drop the old record so that stale
+            # evidence does not outlive the text it supported.
+            self.collection.delete(ids=[fid])
+            self.collection.add(
+                ids=[fid],
+                documents=[op.text.strip()],
+                metadatas=[
+                    {
+                        "kind": "fact",
+                        "session_id": session[0].session_id,
+                        "session_date": session[0].session_date.isoformat(),
+                        **_turns_metadata(evidence),
+                    }
+                ],
+            )
+
+    def _exists(self, item_id: str) -> bool:
+        return bool(self.collection.get(ids=[item_id], include=[])["ids"])
+
+    def _related_facts(self, session: list[Turn]) -> list[MemoryItem]:
+        total = self.collection.count()
+        if total == 0:
+            return []
+        if total <= _RELATED_FACTS:
+            return self.all_items()
+        return self._query(render_turns(session), _RELATED_FACTS)
+
+    # -- reading -----------------------------------------------------------
+
+    def recall(self, query: str, k: int = 5, token_budget: int = 1500) -> list[MemoryItem]:
+        """What the memory offers for ``query``.
+
+        history: the most recent turns that fit ``token_budget`` (``k`` is
+        not used), in chronological order. chunks and facts: the top ``k`` by
+        cosine similarity, best first, cut to ``token_budget`` (the best item
+        is always kept).
+        """
+        if self.mode is MemoryMode.none:
+            return []
+        with self._lock:
+            if self.mode is MemoryMode.history:
+                recent: list[MemoryItem] = []
+                used = 0
+                for item in reversed(self.all_items()):
+                    cost = approx_tokens(item.text)
+                    if used + cost > token_budget:
+                        break
+                    recent.append(item)
+                    used += cost
+                return recent[::-1]
+            if k < 1:
+                return []
+            ranked = self._query(query, k)
+        kept: list[MemoryItem] = []
+        used = 0
+        for item in ranked:
+            cost = approx_tokens(item.text)
+            if kept and used + cost > token_budget:
+                break
+            kept.append(item)
+            used += cost
+        return kept
+
+    def _query(self, text: str, k: int) -> list[MemoryItem]:
+        total = self.collection.count()
+        if total == 0:
+            return []
+        result = self.collection.query(
+            query_texts=[text],
+            n_results=min(k, total),
+            include=["documents", "metadatas", "distances"],
+        )
+        ids = result["ids"][0]
+        documents = (result["documents"] or [[]])[0]
+        metadatas = (result["metadatas"] or [[]])[0]
+        distances = (result["distances"] or [[]])[0]
+        return [
+            self._item(i, doc, meta, 1.0 - float(dist))
+            for i, doc, meta, dist in zip(ids, documents, metadatas, distances, strict=True)
+        ]
+
+    def _item(
+        self, item_id: str, document: str | None, meta: Mapping[str, Any], score: float | None
+    ) -> MemoryItem:
+        turns = _turns_from_metadata(meta)
+        kind = cast(Literal["exchange", "turn", "fact"], meta.get("kind", "exchange"))
+        return MemoryItem(
+            text=document or "",
+            session_id=str(meta["session_id"]),
+            session_date=date.fromisoformat(str(meta["session_date"])),
+            speakers=[t.speaker for t in turns],
+            turns=turns,
+            score=score,
+            kind=kind,
+            id=item_id,
+        )
+
+    def all_items(self) -> list[MemoryItem]:
+        """Everything stored, in chronological order (facts: by source session)."""
+        if self.mode is MemoryMode.none:
+            return []
+        with self._lock:
+            result = self.collection.get(include=["documents", "metadatas"])
+        documents = result["documents"] or []
+        metadatas = result["metadatas"] or []
+        rows = list(zip(result["ids"], documents, metadatas, strict=True))
+
+        def order(row: tuple[str, str | None, Mapping[str, Any]]) -> tuple[Any, ...]:
+            item_id, _, meta = row
+            position = meta.get("index", meta.get("first_index", 0))
+            return (
+                str(meta["session_date"]),
+                int(cast(int, meta.get("session_seq", 0))),
+                str(meta["session_id"]),
+                int(cast(int, position)),
+                item_id,
+            )
+
+        rows.sort(key=order)
+        return [self._item(i, doc, meta, None) for i, doc, meta in rows]
+
+    def count(self) -> int:
+        """Number of stored records (turns, exchanges or facts)."""
+        if self.mode is MemoryMode.none:
+            return 0
+        return self.collection.count()
+
+    def clear(self) -> None:
+        """Forget everything this memory holds."""
+        if self.mode is MemoryMode.none:
+            return
+        assert self.client is not None
+        with self._lock:
+            self.client.delete_collection(self.collection_name)
+            self._collection = self._open_collection()
+
+
+# -- factory -------------------------------------------------------------------
+
+
+def _client(data_dir: Path | None, chroma_url: str | None) -> ClientAPI:
+    settings = Settings(anonymized_telemetry=False)
+    if chroma_url:
+        parts = urlsplit(chroma_url if "://" in chroma_url else f"http://{chroma_url}")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"chroma url must look like http://host:port, got {chroma_url!r}")
+        ssl = parts.scheme == "https"
+        port = parts.port or (443 if ssl else 8000)
+        return chromadb.HttpClient(host=parts.hostname, port=port, ssl=ssl, settings=settings)
+    if data_dir is None:
+        raise ValueError("memory needs a data directory or a Chroma server URL")
+    path = Path(data_dir) / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def open_memory(
+    mode: MemoryMode | str,
+    data_dir: Path | None,
+    chroma_url: str | None,
+    namespace: str,
+    *,
+    embedder: MiniLMEmbedder | None = None,
+    facts_writer: FactsWriter | None = None,
+) -> Memory:
+    """Open the memory for ``mode`` in ``namespace`` (a profile or a history).
+
+    Uses a Chroma server when ``chroma_url`` ("http://host:port") is given,
+    otherwise a persistent client under ``data_dir / "chroma"``. Mode
+    ``none`` opens no client at all.
+    """
+    mode = MemoryMode(mode)
+    if mode is MemoryMode.none:
+        return Memory(mode, None, f"{namespace}-{mode.value}", embedder)
+    client = _client(data_dir, chroma_url)
+    return Memory(mode, client, f"{namespace}-{mode.value}", embedder, facts_writer=facts_writer)
