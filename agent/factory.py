@@ -1,0 +1,186 @@
+"""Build an agent from settings in one call: the factory the CLI, the TUI, replay and tests share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from agent.context import AgentInput, ToolStep
+from agent.graph import Runtime, build_graph, step_from_dict
+from agent.llm import PolicyOutput
+from agent.memory import Memory, MemoryItem
+from agent.settings import Settings
+from ledger.gate import Gate
+from ledger.model import Arrangement, GateResult, Turn
+from ledger.store import LedgerEvent, LedgerStore
+from ledger.writer import LedgerWriter, RulesClassifier
+from tools.runtime import ActionLog, Toolbox
+from tools.world import World
+
+
+class LLMAgentPolicy:
+    """Adapts `LLMPolicy` (messages in) to the graph's policy interface (AgentInput in)."""
+
+    def __init__(self, settings: Settings, cache_path: Path | None = None) -> None:
+        from agent.llm import LLMPolicy
+        from agent.llm_cache import ResponseCache
+
+        self.name = settings.model
+        self.llm = LLMPolicy(
+            settings.model,
+            api_base=settings.api_base,
+            api_key=settings.api_key,
+            timeout=settings.timeout,
+            cache=ResponseCache(cache_path) if settings.llm_cache and cache_path else None,
+        )
+        self._retry: list[dict[str, Any]] = []
+
+    def decide(self, inp: AgentInput) -> PolicyOutput:
+        from tools.specs import openai_tools
+
+        messages = inp.to_messages() + self._retry
+        out = self.llm.decide(messages, openai_tools() if inp.tools_allowed else None)
+        self._retry = list(out.retry_messages) if out.error else []
+        return out
+
+
+def make_policy(settings: Settings, cache_path: Path | None = None) -> Any:
+    if settings.model == "reference":
+        from agent.reference import ReferencePolicy
+
+        return ReferencePolicy()
+    return LLMAgentPolicy(settings, cache_path)
+
+
+@dataclass
+class TurnResult:
+    """What one user turn produced."""
+
+    request: str
+    reply: str
+    steps: list[ToolStep]
+    recalled: list[MemoryItem]
+    ledger_ids: list[str]
+
+    @property
+    def gate_decisions(self) -> list[GateResult]:
+        return [s.gate for s in self.steps if s.gate is not None]
+
+    @property
+    def executed(self) -> list[dict[str, Any]]:
+        return [
+            {"tool": s.call.name, "args": s.call.args}
+            for s in self.steps
+            if s.call.name in ("rsvp", "purchase", "send") and s.result is not None and s.result.ok
+        ]
+
+
+@dataclass
+class Agent:
+    """The personal agent: one profile's memory, ledger, tools and policy."""
+
+    settings: Settings
+    memory: Memory
+    store: LedgerStore
+    world: World
+    policy: Any
+    actions: ActionLog = field(default_factory=ActionLog)
+    similarity: Any = None
+    profile_text: str = ""
+
+    def __post_init__(self) -> None:
+        from ledger.text import lexical_similarity
+
+        sim = self.similarity or lexical_similarity
+        classifier: Any = RulesClassifier()
+        if self.settings.ledger_writer == "llm":
+            from ledger.llm_classifier import LLMClassifier
+
+            classifier = LLMClassifier(
+                self.settings.model, api_base=self.settings.api_base, api_key=self.settings.api_key
+            )
+        self.writer = LedgerWriter(self.store, classifier, similarity=sim)
+        self.gate = Gate(self.store.all, mode=self.settings.gate_mode, similarity=sim)
+
+    def ledger(self) -> list[Arrangement]:
+        return self.store.all()
+
+    def remember(self, turns: list[Turn]) -> list[LedgerEvent]:
+        """End of a session: write memory and the ledger from the same turns."""
+        self.memory.add_session(turns)
+        return self.writer.process_session(turns)
+
+    def respond(
+        self, request: str, today: date, session: list[Turn] | None = None, world: World | None = None
+    ) -> TurnResult:
+        """Run the graph on one user request."""
+        toolbox = Toolbox(world or self.world, self.actions)
+        rt = Runtime(
+            policy=self.policy,
+            toolbox=toolbox,
+            recall=lambda q: self.memory.recall(q, k=5),
+            ledger_view=self.store.all if self.settings.gl else None,
+            gate=self.gate if self.settings.gl else None,
+            max_tool_steps=self.settings.max_tool_steps,
+            profile=self.profile_text,
+            session=list(session or []),
+        )
+        graph = build_graph(rt)
+        state = graph.invoke(
+            {"request": request, "today": today.isoformat()}, {"recursion_limit": 60}
+        )
+        steps = [step_from_dict(s) for s in state.get("steps", [])]
+        return TurnResult(
+            request=request,
+            reply=state.get("reply", ""),
+            steps=steps,
+            recalled=rt.recalled,
+            ledger_ids=[a.id for a in self.store.all()] if self.settings.gl else [],
+        )
+
+
+def build_agent(
+    settings: Settings,
+    data_dir: Path,
+    world: World | None = None,
+    namespace: str | None = None,
+    profile_text: str = "",
+) -> Agent:
+    """Everything an agent needs, under one directory (a profile or a replay history)."""
+    from agent.embeddings import MiniLMEmbedder
+    from agent.memory import open_memory
+    from tools.default_world import default_world
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    embedder = MiniLMEmbedder()
+    memory = open_memory(
+        settings.memory,
+        data_dir=data_dir,
+        chroma_url=settings.chroma_url,
+        namespace=namespace or settings.profile,
+        embedder=embedder,
+    )
+    store = LedgerStore(data_dir / "ledger.sqlite")
+    return Agent(
+        settings=settings,
+        memory=memory,
+        store=store,
+        world=world or default_world(),
+        policy=make_policy(settings, data_dir / "llm-cache.sqlite"),
+        similarity=_embedding_similarity(embedder),
+        profile_text=profile_text,
+    )
+
+
+def _embedding_similarity(embedder: Any) -> Any:
+    """Cosine similarity of MiniLM embeddings blended with lexical overlap."""
+    from ledger.text import lexical_similarity
+
+    def sim(a: str, b: str) -> float:
+        va, vb = embedder.embed([a, b])
+        cos = float(sum(x * y for x, y in zip(va, vb, strict=True)))
+        return 0.5 * cos + 0.5 * lexical_similarity(a, b)
+
+    return sim
