@@ -75,12 +75,19 @@ class ReferencePolicy:
 
     def decide(self, inp: AgentInput) -> PolicyOutput:
         action = action_type_of(inp.request)
-        if action == ActionType.other:
-            return _reply(
-                "I can help with invitations (RSVP), purchases and sending messages or documents. "
-                "What would you like me to do?"
-            )
         done = {s.call.name for s in inp.steps}
+        if action == ActionType.other:
+            # No cue words: look at what the world holds and follow the best match.
+            reads = ["list_invitations", "search_products", "find_documents"]
+            missing = [t for t in reads if t not in done]
+            if missing:
+                return _calls(*(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(missing)))
+            action = _domain_from_reads(inp)
+            if action == ActionType.other:
+                return _reply(
+                    "I can help with invitations (RSVP), purchases and sending messages or "
+                    "documents. What would you like me to do?"
+                )
         needed = [t for t in _READ_FOR[action] if t not in done]
         if needed:
             return _calls(*(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(needed)))
@@ -104,8 +111,7 @@ class ReferencePolicy:
         if tool in ("search_products", "find_documents"):
             args = {"query": _query(inp.request)}
         elif tool == "lookup_contact":
-            names = _names(inp.request)
-            args = {"name": names[0] if names else _query(inp.request)}
+            args = {"name": inp.request}
         return ToolCall(id=f"call_{n}", name=tool, args=args)
 
     def _after_action(self, last: ToolStep, inp: AgentInput) -> PolicyOutput:
@@ -142,7 +148,7 @@ class ReferencePolicy:
             for turn in item.turns:
                 if turn.speaker == "assistant":
                     found = detect_proposal(turn.text)
-                    text = found.text if found and found.action_type == action else None
+                    text = found.text if found else None
                 else:
                     text = detect_user_rule(turn.text)
                     if text and action_type_of(text) not in (action, ActionType.other):
@@ -214,6 +220,28 @@ class ReferencePolicy:
         return None
 
 
+def _domain_from_reads(inp: AgentInput) -> ActionType:
+    """Pick the action whose world items match the request best (ties: none)."""
+    data = {s.call.name: _data(s) or {} for s in inp.steps}
+    scores = {
+        ActionType.rsvp: max(
+            (_score(f"{i.get('from')} {i.get('event')}", inp.request) for i in data.get("list_invitations", {}).get("invitations", [])),
+            default=0,
+        ),
+        ActionType.purchase: max(
+            (_score(_product_text(p), inp.request) for p in data.get("search_products", {}).get("products", [])),
+            default=0,
+        ),
+        ActionType.send: max(
+            (_score(f"{d.get('title')} {d.get('body', '')[:80]}", inp.request) for d in data.get("find_documents", {}).get("documents", [])),
+            default=0,
+        ),
+    }
+    best = max(scores.values())
+    winners = [a for a, v in scores.items() if v == best]
+    return winners[0] if best > 0 and len(winners) == 1 else ActionType.other
+
+
 _OFFERS = {
     "rsvp": "Want me to RSVP yes to invitations like this whenever you're free from now on?",
     "purchase": "Should I just order the same kind of item automatically next time?",
@@ -242,8 +270,14 @@ def _explicit(action: ActionType, request: str) -> bool:
 
 
 def _query(request: str) -> str:
-    stems = [w for w in re.findall(r"[A-Za-z0-9']+", request) if stem(w.lower()) not in _GENERIC]
-    return " ".join(stems[:8]) or request
+    from ledger.text import STOPWORDS
+
+    kept = [
+        w
+        for w in re.findall(r"[A-Za-z0-9'-]+", request)
+        if w.lower() not in STOPWORDS and stem(w.lower()) not in _GENERIC
+    ]
+    return " ".join(kept) or request
 
 
 def _names(text: str) -> list[str]:

@@ -120,6 +120,13 @@ OFFER = (
     "make this",
     "i'll keep",
 )
+STANDING = (*STANDING, "in general", "as they arrive", "as they come", "if you ever",
+    "how we handle", "as a general rule", "the go-to", "as it arrives", "when they arrive",
+    "when they come in", "off your plate", "as they show up", "that shows up", "that come in",
+    "that comes in")
+OFFER = (*OFFER, "how about i", "should that be", "i accept", "i file", "i reply", "i send",
+    "i order", "i decline", "i forward", "i'd just", "i just", "should i", "useful",
+    "here's an idea")
 _ONE_OFF = re.compile(r"\b(?:this one|this time|just this|for now|for today|this once)\b")
 
 _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
@@ -816,9 +823,15 @@ _FOR_SCOPE = re.compile(
     r"^(?:(?:yes|yeah|sure|ok|okay|fine|do it|go ahead|please)[, ]+)?(?:but )?"
     r"(?:for|with|to|on|in) (?!now\b|sure\b|real\b|example\b|once\b)[\w'$ -]{2,60}"
 )
+_ACCEPT_EXTRA = re.compile(
+    r"\b(?:lock it in|go with it|take (?:them|it|those)|treat (?:it|that) as|hundred percent|"
+    r"100 ?%|that's the dream|thank god|good (?:call|thinking|instinct|idea)|"
+    r"\w+ it is|(?:god|oh),? please|^please[.!]?$|^please\. |works for me|deal)\b"
+)
 _AFFIRM_DIRECTIVE = re.compile(
     r"\b(?:keep (?:doing|it up)|do (?:that|it|this|so)|go ahead|make it so|set it up|"
-    r"make (?:that|it|this) (?:the|a|my|your|our) (?:default|rule|standard|habit|thing))\b"
+    r"make (?:that|it|this) (?:the|a|my|your|our) (?:default|rule|standard|habit|thing|go-to|norm)|"
+    r"keep doing (?:that|it|this))\b"
 )
 _WOULD_BE_GOOD = re.compile(
     r"\b(?:that|it|this)(?:'d| would| will|'ll)(?: honestly| really| actually)? "
@@ -955,8 +968,9 @@ def classify_reply(assistant: str, user: str) -> Classification:
     if negated or (reject_cue and not yes):
         return Classification(Act.reject, proposal=proposal)
 
-    # 5. accept
-    if yes and not one_off:
+    # 5. accept (also: an affirming directive, or the user restating the rule as standing)
+    affirm = _AFFIRM_DIRECTIVE.search(norm) or _ACCEPT_EXTRA.search(norm)
+    if (yes or affirm or (standing and not question)) and not one_off:
         return Classification(Act.accept, proposal=proposal)
     if reaction and not has_task and not question:
         return Classification(Act.accept, proposal=proposal)

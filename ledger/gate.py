@@ -132,10 +132,12 @@ class Gate:
         query = f"{facts.request} {facts.entity_text}"
         best, best_score = None, 0.0
         for entry in self._entries():
-            if entry.action_type != facts.tool or not entry.is_active_on(today):
+            if not entry.is_active_on(today):
                 continue
             text = f"{entry.content} {entry.context} {entry.scope.text if entry.scope else ''}"
-            score = self.similarity(query, text)
+            # The action type comes from the rule's words and can be wrong; it weighs, not filters.
+            weight = 1.0 if entry.action_type == facts.tool else 0.6
+            score = self.similarity(query, text) * weight
             if score > best_score:
                 best, best_score = entry, score
         return (best, best_score) if best_score >= self.threshold else (None, best_score)
