@@ -54,6 +54,13 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     return run_app(settings)
 
 
+def _cmd_classify(args: argparse.Namespace) -> int:
+    settings = _settings_from(args)
+    from tui.classify_cmd import run_classify
+
+    return run_classify(args, settings)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grounding",
@@ -74,6 +81,27 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--profile", help="profile name (default 'default')")
     chat.set_defaults(handler=_cmd_chat)
 
+    classify = sub.add_parser(
+        "classify",
+        help="label grounding acts in JSONL (assistant, user) lines; score them if labelled",
+        description=(
+            "Reads JSONL objects with 'assistant' and 'user' from --input or stdin and writes "
+            "them to stdout with 'label' (and 'scope' for scoped) added. Per-label counts go "
+            "to stderr; when the input carries a 'label', it is kept as 'gold' and the "
+            "accuracy and a confusion matrix go to stderr too."
+        ),
+    )
+    classify.add_argument("--input", metavar="FILE", help="JSONL file (default: stdin)")
+    classify.add_argument(
+        "--writer", dest="ledger_writer", choices=["rules", "llm"], help="classifier (default rules)"
+    )
+    classify.add_argument("--model", help="litellm model string for --writer llm")
+    classify.add_argument("--api-base", dest="api_base", help="OpenAI-compatible server URL")
+    classify.set_defaults(handler=_cmd_classify)
+
+    from tui.bench_cmds import register as register_bench
+
+    register_bench(sub)
     for register in _EXTRA_COMMANDS:
         register(sub)
     return parser

@@ -1,0 +1,118 @@
+"""Handlers of the headless benchmark commands: validate, replay, report. No Textual here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from scenarios.validate import format_report, validate_corpus
+
+    report = validate_corpus(Path(args.dir))
+    print(format_report(report))
+    return 1 if report.errors else 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from agent.settings import load_settings
+    from scenarios.histories import build_histories, render_transcript
+    from scenarios.loader import CorpusError, load_corpus
+
+    try:
+        corpus = load_corpus(Path(args.scenarios))
+    except CorpusError as exc:
+        print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
+        return 1
+    if args.dump_histories:
+        for history in build_histories(corpus)[: args.limit or None]:
+            print(render_transcript(history))
+        return 0
+    if not args.out:
+        print("grounding: replay needs --out RUN_DIR", file=sys.stderr)
+        return 2
+    if args.jobs != 1:
+        print("grounding: --jobs > 1 is not available yet; running with 1", file=sys.stderr)
+    settings = load_settings(
+        {
+            "model": args.model,
+            "memory": args.memory,
+            "gl": args.gl,
+            "ledger_writer": args.ledger_writer,
+            "api_base": args.api_base,
+            "chroma_url": args.chroma_url,
+        }
+    )
+    from rich.progress import Progress
+
+    from scenarios.replay import replay
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task("probes", total=None)
+
+        def tick(history: str, done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total, description=history)
+
+        metrics, stats = replay(
+            Path(args.scenarios),
+            Path(args.out),
+            settings,
+            resume=args.resume,
+            limit=args.limit,
+            on_progress=tick,
+        )
+    keys = ("sensitivity", "selectivity", "fcg", "ue", "accuracy", "revision_accuracy")
+    for key in keys:
+        value = metrics[key]["value"]
+        print(f"{key:>18}: {'n/a' if value is None else f'{value:.3f}'}")
+    print(
+        f"{stats.probes} probes ({stats.skipped} resumed) in {stats.histories} histories; "
+        f"ingest {stats.ingest_s:.1f}s, probes {stats.probe_s:.1f}s. Run: {args.out}"
+    )
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from scenarios.report import compare_table, load_run, report_json
+
+    try:
+        runs = [load_run(Path(d)) for d in args.run_dirs]
+    except (OSError, ValueError) as exc:
+        print(f"grounding: {exc}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(report_json(runs), indent=2, sort_keys=True, default=str))
+    else:
+        print(compare_table(runs))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add validate, replay and report to the `grounding` parser."""
+    v = sub.add_parser("validate", help="check a scenario corpus against the format")
+    v.add_argument("dir")
+    v.set_defaults(handler=cmd_validate)
+
+    r = sub.add_parser("replay", help="replay benchmark histories through the agent")
+    r.add_argument("--scenarios", required=True, help="corpus directory")
+    r.add_argument("--out", help="run directory to write")
+    r.add_argument("--model")
+    r.add_argument("--memory", choices=["none", "history", "chunks", "facts"])
+    r.add_argument("--gl", action=argparse.BooleanOptionalAction, default=None)
+    r.add_argument("--ledger-writer", dest="ledger_writer", choices=["rules", "llm"])
+    r.add_argument("--jobs", type=int, default=1)
+    r.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    r.add_argument("--limit", type=int, help="only the first N histories")
+    r.add_argument("--api-base", dest="api_base")
+    r.add_argument("--chroma-url", dest="chroma_url")
+    r.add_argument(
+        "--dump-histories", action="store_true", help="print the histories as transcripts"
+    )
+    r.set_defaults(handler=cmd_replay)
+
+    p = sub.add_parser("report", help="compare replay runs")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.set_defaults(handler=cmd_report)
