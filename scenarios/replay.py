@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -161,7 +162,8 @@ def replay(
     probes = build_probes(corpus)
     stats = ReplayStats()
     total = sum(len(probes[h.id]) for h in histories)
-    work = out_dir / "work"
+    # A fresh directory per invocation: Chroma caches clients by path within a process.
+    work = Path(tempfile.mkdtemp(prefix="work-", dir=out_dir))
     with traj_path.open("a", encoding="utf-8") as out:
         for history in histories:
             todo = [p for p in probes[history.id] if p.id not in done]
@@ -169,7 +171,6 @@ def replay(
             if not todo:
                 continue
             home = work / history.id
-            shutil.rmtree(home, ignore_errors=True)
             persona = corpus.personas[history.persona]
             agent = build_agent(
                 settings, home, namespace=f"h-{history.id}", profile_text=persona.name
