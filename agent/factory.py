@@ -1,4 +1,7 @@
-"""Build an agent from settings in one call: the factory the CLI, the TUI, replay and tests share."""
+"""Build an agent from settings in one call.
+
+The factory the CLI, the TUI, replay and tests share.
+"""
 
 from __future__ import annotations
 
@@ -113,7 +116,11 @@ class Agent:
         return self.writer.process_session(turns)
 
     def respond(
-        self, request: str, today: date, session: list[Turn] | None = None, world: World | None = None
+        self,
+        request: str,
+        today: date,
+        session: list[Turn] | None = None,
+        world: World | None = None,
     ) -> TurnResult:
         """Run the graph on one user request."""
         toolbox = Toolbox(world or self.world, self.actions)

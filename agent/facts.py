@@ -48,13 +48,17 @@ def call_facts(call: ToolCall, request: str, world: World, today: date) -> CallF
     elif call.name == "send":
         to = str(args.get("to", ""))
         contacts = [
-            c for c in world.contacts if c.email.lower() in to.lower() or c.name.lower() in to.lower()
+            c
+            for c in world.contacts
+            if c.email.lower() in to.lower() or c.name.lower() in to.lower()
         ]
         facts.recipients = [to] + [f"{c.name} {c.relation}" for c in contacts]
         doc = world.document(str(args.get("document_id") or ""))
         names = " ".join(f"{c.name} {c.relation} {c.email}" for c in contacts)
         facts.entity_text = f"{names} {doc.title if doc else ''} {args.get('subject', '')}"
-        competing = [f"{c.name} {c.relation} {c.email}" for c in world.contacts if c not in contacts]
+        competing = [
+            f"{c.name} {c.relation} {c.email}" for c in world.contacts if c not in contacts
+        ]
         if doc is not None:
             competing += [d.title for d in world.documents if d.id != doc.id]
         facts.competing = competing

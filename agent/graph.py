@@ -11,17 +11,17 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal, Protocol, TypedDict
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from agent.context import AgentInput, ToolStep, build_agent_input
 from agent.facts import call_facts
 from agent.llm import PolicyOutput
 from agent.memory import MemoryItem
 from ledger.gate import Gate
-from ledger.model import Arrangement, Decision, GateResult, Turn
+from ledger.model import Decision, GateResult, Turn
 from ledger.provenance import check_provenance
-from tools.runtime import ToolCall, ToolResult, Toolbox
-from tools.specs import SIDE_EFFECTING, openai_tools
+from tools.runtime import Toolbox, ToolCall, ToolResult
+from tools.specs import SIDE_EFFECTING
 
 
 class Policy(Protocol):
@@ -117,7 +117,7 @@ def build_graph(rt: Runtime) -> Any:
 
     def route_decide(state: TurnState) -> Literal["gate", "decide", "__end__"]:
         if state.get("reply"):
-            return END
+            return "__end__"
         if "out" in pending:
             return "gate"
         return "decide"
@@ -129,17 +129,16 @@ def build_graph(rt: Runtime) -> Any:
         today = date.fromisoformat(state["today"])
         for call in out.tool_calls:
             decision: GateResult | None = None
-            if call.name in SIDE_EFFECTING:
-                if rt.gate is not None:
-                    facts = call_facts(call, state["request"], rt.toolbox.world, today)
-                    decision = rt.gate.check(facts, today)
-                    if decision.allowed and rt.ledger_view is not None:
-                        exchanges = [(t.speaker, t.text) for i in rt.recalled[:6] for t in i.turns]
-                        prov = check_provenance(facts, exchanges, rt.ledger_view())
-                        if not prov.ok:
-                            decision = decision.model_copy(
-                                update={"decision": Decision.confirm, "reason": prov.reason}
-                            )
+            if call.name in SIDE_EFFECTING and rt.gate is not None:
+                facts = call_facts(call, state["request"], rt.toolbox.world, today)
+                decision = rt.gate.check(facts, today)
+                if decision.allowed and rt.ledger_view is not None:
+                    exchanges = [(t.speaker, t.text) for i in rt.recalled[:6] for t in i.turns]
+                    prov = check_provenance(facts, exchanges, rt.ledger_view())
+                    if not prov.ok:
+                        decision = decision.model_copy(
+                            update={"decision": Decision.confirm, "reason": prov.reason}
+                        )
             if decision is not None and not decision.allowed:
                 blocks += 1
                 steps.append(_step_to_dict(ToolStep(call=call, result=None, gate=decision)))
@@ -150,7 +149,7 @@ def build_graph(rt: Runtime) -> Any:
 
     def route_gate(state: TurnState) -> Literal["decide", "__end__"]:
         if len(state.get("steps", [])) >= rt.max_tool_steps * 2:
-            return END
+            return "__end__"
         return "decide"
 
     g = StateGraph(TurnState)

@@ -29,7 +29,12 @@ _READ_FOR = {
     ActionType.purchase: ["search_products"],
     ActionType.send: ["find_documents", "lookup_contact"],
 }
-_GENERIC = {stem(w) for w in "me my please can could you would order buy get send email rsvp invite invited invitation".split()}
+_GENERIC = {
+    stem(w)
+    for w in (
+        "me my please can could you would order buy get send email rsvp invite invited invitation"
+    ).split()
+}
 
 
 @dataclass
@@ -81,7 +86,9 @@ class ReferencePolicy:
             reads = ["list_invitations", "search_products", "find_documents"]
             missing = [t for t in reads if t not in done]
             if missing:
-                return _calls(*(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(missing)))
+                return _calls(
+                    *(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(missing))
+                )
             action = _domain_from_reads(inp)
             if action == ActionType.other:
                 return _reply(
@@ -90,7 +97,9 @@ class ReferencePolicy:
                 )
         needed = [t for t in _READ_FOR[action] if t not in done]
         if needed:
-            return _calls(*(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(needed)))
+            return _calls(
+                *(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(needed))
+            )
         last = inp.steps[-1]
         if last.call.name in ("rsvp", "purchase", "send"):
             return self._after_action(last, inp)
@@ -158,7 +167,9 @@ class ReferencePolicy:
                 context = " ".join(t.text for t in item.turns)
                 score = lexical_similarity(inp.request, context)
                 if score >= 0.15:
-                    rules.append(Rule(text, f"{turn.session_date.isoformat()}:{turn.index:03d}", score))
+                    rules.append(
+                        Rule(text, f"{turn.session_date.isoformat()}:{turn.index:03d}", score)
+                    )
         if not rules:
             return None
         best = max(r.score for r in rules)
@@ -188,21 +199,34 @@ class ReferencePolicy:
                 if rule is None:
                     return None
                 matching = _top(matching, rule, lambda p: _product_text(p)) or matching
-                if len(matching) > 1 and re.search(r"\bcheap|\blowest|\bleast expensive", normalize(rule)):
+                if len(matching) > 1 and re.search(
+                    r"\bcheap|\blowest|\bleast expensive", normalize(rule)
+                ):
                     matching = [min(matching, key=lambda p: float(p.get("price", 0)))]
                 if len(matching) > 1:
                     return None
-            return ToolCall(f"call_{n}", "purchase", {"product_id": matching[0]["id"], "quantity": 1})
+            return ToolCall(
+                f"call_{n}", "purchase", {"product_id": matching[0]["id"], "quantity": 1}
+            )
         if action == ActionType.send:
             docs = (data.get("find_documents") or {}).get("documents", [])
             contacts = (data.get("lookup_contact") or {}).get("contacts", [])
             text = f"{inp.request} {rule or ''}"
-            doc_pool = _top(docs, inp.request, lambda d: f"{d.get('title')} {d.get('body', '')[:80]}")
+            doc_pool = _top(
+                docs, inp.request, lambda d: f"{d.get('title')} {d.get('body', '')[:80]}"
+            )
             if len(doc_pool) > 1 and rule:
-                doc_pool = _top(doc_pool, rule, lambda d: f"{d.get('title')} {d.get('body', '')[:80]}") or doc_pool
+                doc_pool = (
+                    _top(doc_pool, rule, lambda d: f"{d.get('title')} {d.get('body', '')[:80]}")
+                    or doc_pool
+                )
             contact = _best(contacts, text, lambda c: f"{c.get('name')} {c.get('relation')}")
             if rule:
-                by_rule = _best(contacts, rule, lambda c: f"{c.get('name')} {c.get('relation')} {c.get('email')}")
+                by_rule = _best(
+                    contacts,
+                    rule,
+                    lambda c: f"{c.get('name')} {c.get('relation')} {c.get('email')}",
+                )
                 contact = by_rule or contact
             if contact is None or len(doc_pool) != 1:
                 return None
@@ -213,7 +237,8 @@ class ReferencePolicy:
                 {
                     "to": contact["email"],
                     "subject": str(doc.get("title", "")),
-                    "body": f"Hi {contact.get('name', '')}, please find {doc.get('title')} attached.",
+                    "body": f"Hi {contact.get('name', '')}, please find "
+                    f"{doc.get('title')} attached.",
                     "document_id": doc["id"],
                 },
             )
@@ -225,15 +250,24 @@ def _domain_from_reads(inp: AgentInput) -> ActionType:
     data = {s.call.name: _data(s) or {} for s in inp.steps}
     scores = {
         ActionType.rsvp: max(
-            (_score(f"{i.get('from')} {i.get('event')}", inp.request) for i in data.get("list_invitations", {}).get("invitations", [])),
+            (
+                _score(f"{i.get('from')} {i.get('event')}", inp.request)
+                for i in data.get("list_invitations", {}).get("invitations", [])
+            ),
             default=0,
         ),
         ActionType.purchase: max(
-            (_score(_product_text(p), inp.request) for p in data.get("search_products", {}).get("products", [])),
+            (
+                _score(_product_text(p), inp.request)
+                for p in data.get("search_products", {}).get("products", [])
+            ),
             default=0,
         ),
         ActionType.send: max(
-            (_score(f"{d.get('title')} {d.get('body', '')[:80]}", inp.request) for d in data.get("find_documents", {}).get("documents", [])),
+            (
+                _score(f"{d.get('title')} {d.get('body', '')[:80]}", inp.request)
+                for d in data.get("find_documents", {}).get("documents", [])
+            ),
             default=0,
         ),
     }
@@ -253,8 +287,13 @@ def _ask_text(rule: str) -> bool:
     from ledger.model import Arrangement, Proposer, Status
 
     probe = Arrangement(
-        id="x", proposer=Proposer.user, action_type=ActionType.other, content=rule,
-        status=Status.confirmed, created_at=datetime.now().date(), updated_at=datetime.now().date(),
+        id="x",
+        proposer=Proposer.user,
+        action_type=ActionType.other,
+        content=rule,
+        status=Status.confirmed,
+        created_at=datetime.now().date(),
+        updated_at=datetime.now().date(),
     )
     return is_ask_rule(probe)
 
@@ -281,7 +320,9 @@ def _query(request: str) -> str:
 
 
 def _names(text: str) -> list[str]:
-    return [m for m in re.findall(r"\b[A-Z][a-z]+\b", text)[1:] if m.lower() not in {"i", "the", "my"}]
+    return [
+        m for m in re.findall(r"\b[A-Z][a-z]+\b", text)[1:] if m.lower() not in {"i", "the", "my"}
+    ]
 
 
 def _product_text(p: dict[str, Any]) -> str:
@@ -307,13 +348,18 @@ def _best(items: list[dict[str, Any]], query: str, text: Any) -> dict[str, Any] 
 def _summary(call: ToolCall, future: bool = False) -> str:
     a = call.args
     if call.name == "rsvp":
-        return f"RSVP {a.get('response')} to {a.get('invitation_id')}" if future else (
-            f"RSVPed {a.get('response')} to {a.get('invitation_id')}"
+        return (
+            f"RSVP {a.get('response')} to {a.get('invitation_id')}"
+            if future
+            else (f"RSVPed {a.get('response')} to {a.get('invitation_id')}")
         )
     if call.name == "purchase":
         return f"order {a.get('product_id')}" if future else f"ordered {a.get('product_id')}"
-    return (f"send {a.get('document_id') or a.get('subject')} to {a.get('to')}" if future
-            else f"sent {a.get('document_id') or a.get('subject')} to {a.get('to')}")
+    return (
+        f"send {a.get('document_id') or a.get('subject')} to {a.get('to')}"
+        if future
+        else f"sent {a.get('document_id') or a.get('subject')} to {a.get('to')}"
+    )
 
 
 __all__ = ["ReferencePolicy", "timedelta"]

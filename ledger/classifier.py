@@ -16,7 +16,7 @@ from ledger.text import content_stems, has_phrase, normalize, sentences
 
 # --- standing proposals -------------------------------------------------------
 
-STANDING = (
+STANDING: tuple[str, ...] = (
     "from now on",
     "going forward",
     "moving forward",
@@ -88,7 +88,7 @@ _STANDING_RE = re.compile(
     r"want me)\b|\bkeep (?:doing|handling|sending|ordering|buying|forwarding) (?:this|that|"
     r"these|those|it)\b|\b(?:shall i|should i|i'll|i will|i can|i could|want me to) keep \w+ing\b|\bshould i just\b.*\b(?:every|each|all|any)\b",
 )
-OFFER = (
+OFFER: tuple[str, ...] = (
     "i'll",
     "i will",
     "i can",
@@ -120,13 +120,41 @@ OFFER = (
     "make this",
     "i'll keep",
 )
-STANDING = (*STANDING, "in general", "as they arrive", "as they come", "if you ever",
-    "how we handle", "as a general rule", "the go-to", "as it arrives", "when they arrive",
-    "when they come in", "off your plate", "as they show up", "that shows up", "that come in",
-    "that comes in")
-OFFER = (*OFFER, "how about i", "should that be", "i accept", "i file", "i reply", "i send",
-    "i order", "i decline", "i forward", "i'd just", "i just", "should i", "useful",
-    "here's an idea")
+STANDING = (
+    *STANDING,
+    "in general",
+    "as they arrive",
+    "as they come",
+    "if you ever",
+    "how we handle",
+    "as a general rule",
+    "the go-to",
+    "as it arrives",
+    "when they arrive",
+    "when they come in",
+    "off your plate",
+    "as they show up",
+    "that shows up",
+    "that come in",
+    "that comes in",
+)
+OFFER = (
+    *OFFER,
+    "how about i",
+    "should that be",
+    "i accept",
+    "i file",
+    "i reply",
+    "i send",
+    "i order",
+    "i decline",
+    "i forward",
+    "i'd just",
+    "i just",
+    "should i",
+    "useful",
+    "here's an idea",
+)
 _ONE_OFF = re.compile(r"\b(?:this one|this time|just this|for now|for today|this once)\b")
 
 _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {

@@ -92,13 +92,17 @@ def run_probe(agent: Agent, corpus: Corpus, probe: ProbeSpec) -> dict[str, Any]:
             {"tool": s.call.name, "args": s.call.args, "ok": bool(s.result and s.result.ok)}
             for s in result.steps
         ],
-        "gate_decisions": [g.model_dump(mode="json", exclude={"evidence"}) for g in result.gate_decisions],
+        "gate_decisions": [
+            g.model_dump(mode="json", exclude={"evidence"}) for g in result.gate_decisions
+        ],
         "executed": result.executed,
         "reply": result.reply,
         "judgement": str(judgement),
         "asked": asks,
         "correct": correct,
-        "attribution_stage": None if correct else _attribution(agent, corpus, probe, result.recalled),
+        "attribution_stage": None
+        if correct
+        else _attribution(agent, corpus, probe, result.recalled),
         "seconds": round(elapsed, 4),
     }
 
