@@ -93,7 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     classify.add_argument("--input", metavar="FILE", help="JSONL file (default: stdin)")
     classify.add_argument(
-        "--writer", dest="ledger_writer", choices=["rules", "llm"], help="classifier (default rules)"
+        "--writer",
+        dest="ledger_writer",
+        choices=["rules", "llm"],
+        help="grounding-act classifier (default: the ledger_writer setting, rules)",
     )
     classify.add_argument("--model", help="litellm model string for --writer llm")
     classify.add_argument("--api-base", dest="api_base", help="OpenAI-compatible server URL")

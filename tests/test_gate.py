@@ -1,0 +1,439 @@
+"""The execution gate: every row of its rule table, explicit requests, modes, fail-closed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from typing import Any
+
+import pytest
+
+from ledger.gate import Gate, explicit_request, implied_response
+from ledger.model import (
+    ActionType,
+    Arrangement,
+    Decision,
+    Evidence,
+    GateResult,
+    Proposer,
+    Scope,
+    Status,
+)
+from ledger.scope import CallFacts, parse_scope
+
+AGREED = date(2025, 3, 1)
+TODAY = date(2025, 4, 1)
+FRI_7PM = datetime(2025, 4, 4, 19, 0)
+SAT_7PM = datetime(2025, 4, 5, 19, 0)
+
+
+def quote(speaker: str, text: str, index: int = 0) -> Evidence:
+    return Evidence(
+        session_id="s1",
+        session_date=AGREED,
+        turn_index=index,
+        speaker=speaker,  # type: ignore[arg-type]
+        text=text,
+    )
+
+
+def entry(
+    id: str,
+    status: Status,
+    content: str,
+    action: ActionType = ActionType.rsvp,
+    proposer: Proposer = Proposer.assistant,
+    **kw: Any,
+) -> Arrangement:
+    return Arrangement(
+        id=id,
+        proposer=proposer,
+        action_type=action,
+        content=content,
+        status=status,
+        created_at=kw.pop("created_at", AGREED),
+        updated_at=kw.pop("updated_at", AGREED),
+        evidence=kw.pop("evidence", [quote("assistant", content), quote("user", "Sure.", 1)]),
+        **kw,
+    )
+
+
+def rsvp(response: str = "yes", request: str = "Anything new in my invitations?", **kw: Any):
+    return CallFacts(
+        tool="rsvp",
+        args={"invitation_id": "inv1", "response": response},
+        request=request,
+        entity_text=kw.pop("entity_text", "Kevin game night Friday 7pm"),
+        when=kw.pop("when", FRI_7PM),
+        recipients=kw.pop("recipients", ["Kevin"]),
+        **kw,
+    )
+
+
+def purchase(amount: float, request: str = "Am I running low on anything?", **kw: Any):
+    return CallFacts(
+        tool="purchase",
+        args={"product_id": "p1", "quantity": 1},
+        request=request,
+        entity_text=kw.pop("entity_text", "Oat milk 6-pack"),
+        amount=amount,
+        quantity=1,
+        **kw,
+    )
+
+
+def decide(entries: Sequence[Arrangement], facts: CallFacts, mode: str = "strict") -> GateResult:
+    return Gate(lambda: entries, mode=mode).check(facts, TODAY)
+
+
+KEVIN_YES = "From now on I'll RSVP yes to Kevin's game nights whenever you're free."
+
+
+# --- the rule table, row by row ------------------------------------------------------------
+
+
+def test_confirmed_consistent_allows() -> None:
+    e = entry("a1", Status.confirmed, KEVIN_YES)
+    result = decide([e], rsvp("yes"))
+    assert result.decision is Decision.allow and result.allowed
+    assert result.entry_id == "a1"
+    assert result.evidence == e.evidence  # the decision rests on the quoted turns
+    assert "2025-03-01" in result.reason
+    assert result.tool == "rsvp" and result.args["response"] == "yes"
+
+
+def test_confirmed_ask_first_confirms() -> None:
+    e = entry(
+        "a1",
+        Status.confirmed,
+        "Always check with me before you RSVP to Kevin's game nights.",
+        proposer=Proposer.user,
+    )
+    result = decide([e], rsvp("yes"))
+    assert result.decision is Decision.confirm
+    assert "check with you first" in result.reason and result.entry_id == "a1"
+
+
+def test_confirmed_with_another_response_confirms() -> None:
+    e = entry("a1", Status.confirmed, "From now on I'll decline Kevin's game nights.")
+    result = decide([e], rsvp("yes"))
+    assert result.decision is Decision.confirm
+    assert "does not follow" in result.reason
+    # The response the rule gives is fine.
+    assert decide([e], rsvp("no")).decision is Decision.allow
+
+
+def test_confirmed_with_another_item_confirms() -> None:
+    e = entry(
+        "a1",
+        Status.confirmed,
+        "Going forward I'll always buy the paperback edition of the books you order.",
+        action=ActionType.purchase,
+    )
+    facts = purchase(
+        28.0,
+        request="Order me the new Le Guin collection book.",
+        entity_text="Le Guin collection hardcover edition book",
+        competing=["Le Guin collection paperback edition book"],
+    )
+    result = decide([e], facts)
+    assert result.decision is Decision.confirm and result.entry_id == "a1"
+    facts.entity_text, facts.competing = (
+        "Le Guin collection paperback edition book",
+        ["Le Guin collection hardcover edition book"],
+    )
+    assert decide([e], facts).decision is Decision.allow
+
+
+def scoped_oat(text: str = "Sure, up to $20.") -> Arrangement:
+    return entry(
+        "a1",
+        Status.scoped,
+        "Should I reorder oat milk automatically when you run low?",
+        action=ActionType.purchase,
+        scope=parse_scope(text, AGREED),
+    )
+
+
+def test_scoped_inside_allows() -> None:
+    result = decide([scoped_oat()], purchase(15.0))
+    assert result.decision is Decision.allow
+    assert result.scope_diff == "$15, agreed: up to $20"
+    assert "inside the scope" in result.reason
+
+
+def test_scoped_outside_is_out_of_scope_with_the_price_diff() -> None:
+    result = decide([scoped_oat()], purchase(22.99))
+    assert result.decision is Decision.out_of_scope
+    assert result.scope_diff == "$22.99, agreed: up to $20"
+    assert "$22.99, agreed: up to $20" in result.reason
+    assert result.entry_id == "a1"
+
+
+def test_scoped_unknown_is_out_of_scope() -> None:
+    facts = purchase(0)
+    facts.amount = None
+    result = decide([scoped_oat()], facts)
+    assert result.decision is Decision.out_of_scope
+    assert "unknown" in (result.scope_diff or "")
+
+
+def test_scoped_weekends() -> None:
+    e = entry("a1", Status.scoped, KEVIN_YES, scope=parse_scope("Only on weekends.", AGREED))
+    assert decide([e], rsvp("yes", when=SAT_7PM)).decision is Decision.allow
+    outside = decide([e], rsvp("yes", when=FRI_7PM))
+    assert outside.decision is Decision.out_of_scope
+    assert outside.scope_diff == "Fri, agreed: Sat, Sun"
+
+
+def test_scoped_outside_but_explicitly_asked_allows() -> None:
+    facts = purchase(22.99, request="Order the oat milk 6-pack, even if it's over $20.")
+    assert decide([scoped_oat()], facts).decision is Decision.allow
+
+
+def revision_pair(new_content: str, new_status: Status = Status.confirmed, **kw: Any):
+    old = entry("a1", Status.revised, KEVIN_YES, superseded_by="a2")
+    new = entry(
+        "a2",
+        new_status,
+        new_content,
+        proposer=Proposer.user,
+        previous="a1",
+        updated_at=date(2025, 3, 20),
+        evidence=[quote("user", new_content, 4)],
+        **kw,
+    )
+    return old, new
+
+
+def test_revised_follows_the_revision() -> None:
+    # The user's revision in their own words ("mark me as maybe"): the old entry is the
+    # relevant one, and the gate follows its chain to the newer rule.
+    old, new = revision_pair("Rather than yes, mark me as maybe by default.")
+    gate = Gate(lambda: [old, new])
+    assert gate.relevant(rsvp("yes"), TODAY)[0] == old
+    result = gate.check(rsvp("yes"), TODAY)
+    assert result.decision is Decision.follow_revision
+    assert result.governing_rule == new.content
+    assert result.entry_id == "a2" and result.evidence == new.evidence
+    assert "2025-03-20" in result.reason
+
+
+def test_revised_to_ask_first_follows_the_revision() -> None:
+    old, new = revision_pair("Stop RSVPing for me automatically, ask me first.")
+    result = decide([old, new], rsvp("yes"))
+    assert result.decision is Decision.follow_revision
+    assert result.governing_rule == "Stop RSVPing for me automatically, ask me first."
+
+
+@pytest.mark.xfail(
+    reason="when relevance lands on the newer entry of a chain itself (its wording names the "
+    "event), an inconsistent call gets a plain 'confirm' without governing_rule instead of "
+    "follow_revision: the decision depends on which entry of the chain scores higher",
+    strict=True,
+)
+def test_revision_naming_the_event_still_follows_the_revision() -> None:
+    old, new = revision_pair("Mark me as maybe for Kevin's game nights by default.")
+    result = decide([old, new], rsvp("yes"))
+    assert result.decision is Decision.follow_revision
+    assert result.governing_rule == new.content
+
+
+def test_revised_chain_with_a_consistent_latest_is_decided_on_the_latest() -> None:
+    old, new = revision_pair("Yes is fine, but add a note that I'll be late.")
+    gate = Gate(lambda: [old, new])
+    assert gate.relevant(rsvp("yes"), TODAY)[0] == old
+    result = gate.check(rsvp("yes"), TODAY)
+    assert result.decision is Decision.allow and result.entry_id == "a2"
+    assert result.evidence == new.evidence
+
+
+def test_revised_to_a_scope_is_decided_on_the_latest_scope() -> None:
+    old, new = revision_pair(
+        "Fine, but only on weekends.",
+        new_status=Status.scoped,
+        scope=parse_scope("only on weekends", AGREED),
+    )
+    assert Gate(lambda: [old, new]).relevant(rsvp("yes"), TODAY)[0] == old
+    inside = decide([old, new], rsvp("yes", when=SAT_7PM))
+    assert inside.decision is Decision.allow and inside.entry_id == "a2"
+    outside = decide([old, new], rsvp("yes", when=FRI_7PM))
+    assert outside.decision is Decision.out_of_scope and outside.entry_id == "a2"
+    assert outside.scope_diff == "Fri, agreed: Sat, Sun"
+
+
+def test_long_revision_chain_reaches_the_newest() -> None:
+    a1 = entry("a1", Status.revised, KEVIN_YES, superseded_by="a2")
+    a2 = entry("a2", Status.revised, "RSVP maybe to Kevin's game nights.", previous="a1")
+    a2 = a2.model_copy(update={"superseded_by": "a3"})
+    a3 = entry("a3", Status.confirmed, "Decline Kevin's game nights from now on.", previous="a2")
+    result = decide([a1, a2, a3], rsvp("yes"))
+    assert result.decision is Decision.follow_revision
+    assert result.entry_id == "a3" and result.governing_rule == a3.content
+    assert decide([a1, a2, a3], rsvp("no")).entry_id == "a3"
+
+
+def test_revised_into_nothing_active_confirms() -> None:
+    old, new = revision_pair("Never mind that.", new_status=Status.rejected)
+    result = decide([old, new], rsvp("yes"))
+    assert result.decision is Decision.confirm
+    assert "replaced" in result.reason and result.entry_id == "a1"
+    # A dangling link (the newer entry is gone) also asks.
+    assert decide([old], rsvp("yes")).decision is Decision.confirm
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [(Status.pending, "never accepted"), (Status.rejected, "declined")],
+)
+def test_pending_or_rejected_confirms(status: Status, words: str) -> None:
+    result = decide([entry("a1", status, KEVIN_YES)], rsvp("yes"))
+    assert result.decision is Decision.confirm
+    assert words in result.reason and result.entry_id == "a1"
+
+
+@pytest.mark.parametrize("status", [Status.pending, Status.rejected])
+def test_pending_or_rejected_but_asked_now_allows(status: Status) -> None:
+    facts = rsvp("yes", request="RSVP yes to Kevin's game night on Friday.")
+    result = decide([entry("a1", status, KEVIN_YES)], facts)
+    assert result.decision is Decision.allow
+    assert "you asked" in result.reason
+
+
+def test_no_entry_and_explicit_request_allows() -> None:
+    result = decide([], rsvp("yes", request="RSVP yes to Kevin's game night."))
+    assert result.decision is Decision.allow and result.entry_id is None
+
+
+def test_no_entry_strict_confirms_but_paper_allows() -> None:
+    facts = rsvp("yes")
+    strict = decide([], facts, mode="strict")
+    assert strict.decision is Decision.confirm
+    assert "no standing arrangement" in strict.reason
+    paper = decide([], facts, mode="paper")
+    assert paper.decision is Decision.allow
+
+
+def test_paper_mode_still_asks_for_pending_entries() -> None:
+    result = decide([entry("a1", Status.pending, KEVIN_YES)], rsvp("yes"), mode="paper")
+    assert result.decision is Decision.confirm
+
+
+def test_read_only_tools_are_allowed() -> None:
+    facts = CallFacts(tool="list_invitations", args={})
+    assert decide([entry("a1", Status.rejected, KEVIN_YES)], facts).decision is Decision.allow
+
+
+# --- explicit requests ---------------------------------------------------------------------
+
+
+def test_explicit_request_authorizes_the_exact_call() -> None:
+    assert explicit_request(rsvp("yes", request="RSVP yes to Kevin.")) == (True, [])
+    assert explicit_request(rsvp("no", request="Please decline Kevin's game night."))[0]
+    assert explicit_request(purchase(9.0, request="Order more oat milk."))[0]
+
+
+def test_explicit_request_with_the_other_response_does_not_authorize() -> None:
+    facts = rsvp("no", request="RSVP yes to Kevin.")
+    ok, missing = explicit_request(facts)
+    assert not ok and missing == ["'no'"]
+    result = decide([], facts)
+    assert result.decision is Decision.confirm and "'no'" in result.reason
+
+
+def test_explicit_request_without_a_response_does_not_authorize() -> None:
+    ok, missing = explicit_request(rsvp("yes", request="Handle Kevin's invitation."))
+    assert not ok
+    ok, missing = explicit_request(rsvp("yes", request="RSVP to Kevin's thing."))
+    assert not ok and missing == ["which response to give"]
+
+
+def test_explicit_request_must_pick_the_item() -> None:
+    facts = purchase(
+        12.0,
+        request="Order the book for me.",
+        entity_text="Dune paperback",
+        competing=["Dune hardcover"],
+    )
+    ok, missing = explicit_request(facts)
+    assert not ok and missing == ["which one"]
+    facts.request = "Order the Dune paperback for me."
+    assert explicit_request(facts) == (True, [])
+
+
+def test_implied_response() -> None:
+    assert implied_response("From now on decline work events") == "no"
+    assert implied_response("RSVP yes whenever I'm free") == "yes"
+    assert implied_response("Mark me as maybe by default") == "maybe"
+    assert implied_response("Handle invitations for me") is None
+
+
+# --- which entries count -------------------------------------------------------------------
+
+
+def test_used_single_use_and_expired_entries_are_ignored() -> None:
+    used = entry("a1", Status.confirmed, KEVIN_YES, single_use=True, consumed=True)
+    expired = entry("a2", Status.confirmed, KEVIN_YES, expires=date(2025, 3, 31))
+    for e in (used, expired):
+        assert not e.is_active_on(TODAY)
+        result = decide([e], rsvp("yes"))
+        assert result.decision is Decision.confirm and result.entry_id is None
+    live = entry("a3", Status.confirmed, KEVIN_YES, single_use=True, expires=TODAY)
+    assert live.is_active_on(TODAY)
+    assert decide([live], rsvp("yes")).decision is Decision.allow
+
+
+def test_relevance_picks_the_most_similar_entry_of_the_same_action() -> None:
+    work = entry(
+        "a1", Status.rejected, "Should I accept your team's happy hour invitations automatically?"
+    )
+    kevin = entry("a2", Status.confirmed, KEVIN_YES)
+    book = entry("a3", Status.pending, "Want me to always RSVP yes to Ana's book club?")
+    send = entry(
+        "a4",
+        Status.confirmed,
+        "I'll send Kevin a thank-you after every game night.",
+        action=ActionType.send,
+    )
+    entries = [work, book, send, kevin]
+    assert decide(entries, rsvp("yes")).entry_id == "a2"
+    happy_hour = rsvp("yes", entity_text="Team happy hour Thursday 6pm", recipients=["Sam"])
+    result = decide(entries, happy_hour)
+    assert result.entry_id == "a1" and result.decision is Decision.confirm
+    club = rsvp("yes", entity_text="Ana's book club Tuesday", recipients=["Ana"])
+    assert decide(entries, club).entry_id == "a3"
+
+
+def test_unrelated_entries_do_not_govern() -> None:
+    e = entry("a1", Status.confirmed, "Always RSVP yes to Ana's book club.")
+    facts = rsvp("yes", entity_text="Dentist open house", recipients=["Dr. Lee"])
+    result = decide([e], facts)
+    assert result.entry_id is None and result.decision is Decision.confirm
+
+
+# --- failing closed ------------------------------------------------------------------------
+
+
+def test_a_similarity_function_that_raises_fails_closed() -> None:
+    def broken(a: str, b: str) -> float:
+        raise RuntimeError("embedding server down")
+
+    gate = Gate(lambda: [entry("a1", Status.confirmed, KEVIN_YES)], similarity=broken)
+    result = gate.check(rsvp("yes", request="RSVP yes to Kevin."), TODAY)
+    assert result.decision is Decision.confirm
+    assert "RuntimeError" in result.reason
+
+
+def test_a_ledger_that_cannot_be_read_fails_closed() -> None:
+    def entries() -> list[Arrangement]:
+        raise OSError("disk gone")
+
+    for mode in ("strict", "paper"):
+        result = Gate(entries, mode=mode).check(rsvp("yes"), TODAY)
+        assert result.decision is Decision.confirm
+
+
+def test_a_broken_scope_fails_closed() -> None:
+    bad = scoped_oat().model_copy(update={"scope": Scope(text="x", weekdays=[9])})
+    result = decide([bad], purchase(10.0, when=FRI_7PM))
+    assert result.decision is Decision.confirm
