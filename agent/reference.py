@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
 from agent.context import AgentInput, ToolStep
 from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
-from ledger.gate import implied_response, is_ask_rule
+from ledger.gate import implied_response, is_ask_text
 from ledger.model import ActionType
 from ledger.text import content_stems, lexical_similarity, normalize, stem
 from tools.runtime import ToolCall
@@ -126,7 +125,7 @@ class ReferencePolicy:
     def _after_action(self, last: ToolStep, inp: AgentInput) -> PolicyOutput:
         gate = last.gate
         if gate is not None and not gate.allowed:
-            if gate.governing_rule and not _ask_text(gate.governing_rule):
+            if gate.governing_rule and not is_ask_text(gate.governing_rule):
                 action = ActionType(last.call.name)
                 call = self._plan(action, inp, gate.governing_rule)
                 tried = [s.call for s in inp.steps if s.call.name == last.call.name]
@@ -181,7 +180,7 @@ class ReferencePolicy:
     def _plan(self, action: ActionType, inp: AgentInput, rule: str | None) -> ToolCall | None:
         data = {s.call.name: _data(s) for s in inp.steps}
         n = len(inp.steps)
-        if rule is not None and _ask_text(rule):
+        if rule is not None and is_ask_text(rule):
             return None
         if action == ActionType.rsvp:
             invitations = (data.get("list_invitations") or {}).get("invitations", [])
@@ -283,21 +282,6 @@ _OFFERS = {
 }
 
 
-def _ask_text(rule: str) -> bool:
-    from ledger.model import Arrangement, Proposer, Status
-
-    probe = Arrangement(
-        id="x",
-        proposer=Proposer.user,
-        action_type=ActionType.other,
-        content=rule,
-        status=Status.confirmed,
-        created_at=datetime.now().date(),
-        updated_at=datetime.now().date(),
-    )
-    return is_ask_rule(probe)
-
-
 def _explicit(action: ActionType, request: str) -> bool:
     norm = normalize(request)
     verbs = {
@@ -360,6 +344,3 @@ def _summary(call: ToolCall, future: bool = False) -> str:
         if future
         else f"sent {a.get('document_id') or a.get('subject')} to {a.get('to')}"
     )
-
-
-__all__ = ["ReferencePolicy", "timedelta"]

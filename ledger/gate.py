@@ -76,8 +76,13 @@ def implied_response(text: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def is_ask_text(text: str) -> bool:
+    """Does a rule's wording say to ask the user first?"""
+    return bool(_ASK_RULE.search(normalize(text)))
+
+
 def is_ask_rule(entry: Arrangement) -> bool:
-    return bool(_ASK_RULE.search(normalize(entry.content)))
+    return is_ask_text(entry.content)
 
 
 class Gate:
