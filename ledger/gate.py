@@ -179,7 +179,7 @@ class Gate:
             latest = self._latest(entry)
             if latest.id != entry.id and latest.status in (Status.confirmed, Status.scoped):
                 if not is_ask_rule(latest) and self._consistent(latest, facts):
-                    return self._decide_on(latest, facts, today, explicit, via=entry)
+                    return self._decide_on(latest, facts, today, explicit)
                 return self._result(
                     Decision.follow_revision,
                     f'you changed this on {latest.updated_at.isoformat()}: "{latest.content}"',
@@ -198,70 +198,39 @@ class Gate:
         facts: CallFacts,
         today: date,
         explicit: bool,
-        via: Arrangement | None = None,
     ) -> GateResult:
+        result = self._entry_decision(entry, facts, today)
+        if explicit and not result.allowed:
+            # The current request itself asks for this exact call: that authorizes it.
+            return self._result(Decision.allow, "you asked for this in your request", facts, entry)
+        return result
+
+    def _entry_decision(self, entry: Arrangement, facts: CallFacts, today: date) -> GateResult:
+        """What the entry alone says about the call (the rule table, without the request)."""
         when = entry.created_at.isoformat()
         if entry.status == Status.pending:
-            if explicit:
-                return self._result(
-                    Decision.allow, "you asked for this in your request", facts, entry
-                )
-            return self._result(
-                Decision.confirm,
-                f"I proposed this on {when} but you never accepted it",
-                facts,
-                entry,
-            )
+            reason = f"I proposed this on {when} but you never accepted it"
+            return self._result(Decision.confirm, reason, facts, entry)
         if entry.status == Status.rejected:
-            if explicit:
-                return self._result(
-                    Decision.allow, "you asked for this in your request", facts, entry
-                )
             return self._result(Decision.confirm, f"you declined this on {when}", facts, entry)
         if is_ask_rule(entry):
-            if explicit:
-                return self._result(
-                    Decision.allow, "you asked for this in your request", facts, entry
-                )
-            return self._result(
-                Decision.confirm,
-                f'you asked me to check with you first ("{entry.content}")',
-                facts,
-                entry,
-            )
+            reason = f'you asked me to check with you first ("{entry.content}")'
+            return self._result(Decision.confirm, reason, facts, entry)
         if not self._consistent(entry, facts):
-            if explicit:
-                return self._result(
-                    Decision.allow, "you asked for this in your request", facts, entry
-                )
-            return self._result(
-                Decision.confirm,
-                f'this call does not follow what we agreed: "{entry.content}"',
-                facts,
-                entry,
-            )
+            reason = f'this call does not follow what we agreed: "{entry.content}"'
+            return self._result(Decision.confirm, reason, facts, entry)
         if entry.status == Status.scoped and entry.scope is not None:
             facts.today = facts.today or today
             verdict = match_scope(entry.scope, facts)
             if verdict.inside is True:
-                return self._result(
-                    Decision.allow,
+                reason = (
                     f"inside the scope you agreed on {entry.updated_at.isoformat()} "
-                    f'("{entry.scope.text}")',
-                    facts,
-                    entry,
-                    scope_diff=verdict.diff,
+                    f'("{entry.scope.text}")'
                 )
-            if explicit:
-                return self._result(
-                    Decision.allow, "you asked for this in your request", facts, entry
-                )
+                return self._result(Decision.allow, reason, facts, entry, scope_diff=verdict.diff)
+            reason = f"outside what you agreed: {verdict.diff}"
             return self._result(
-                Decision.out_of_scope,
-                f"outside what you agreed: {verdict.diff}",
-                facts,
-                entry,
-                scope_diff=verdict.diff,
+                Decision.out_of_scope, reason, facts, entry, scope_diff=verdict.diff
             )
         agreed = entry.updated_at.isoformat()
         return self._result(Decision.allow, f"you agreed to this on {agreed}", facts, entry)
