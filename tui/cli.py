@@ -49,6 +49,10 @@ def _add_agent_flags(p: argparse.ArgumentParser, memory: bool = True) -> None:
 
 def _cmd_chat(args: argparse.Namespace) -> int:
     settings = _settings_from(args)
+    if args.plain:
+        from tui.plain import run_plain
+
+        return run_plain(settings)
     from tui.app import run_app
 
     return run_app(settings)
@@ -76,9 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"grounding {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    chat = sub.add_parser("chat", help="chat with the assistant in the Textual TUI")
+    chat = sub.add_parser(
+        "chat", help="chat with the assistant (Textual TUI, or --plain line REPL)"
+    )
     _add_agent_flags(chat)
     chat.add_argument("--profile", help="profile name (default 'default')")
+    chat.add_argument("--plain", action="store_true", help="line REPL on stdin/stdout (no TUI)")
     chat.set_defaults(handler=_cmd_chat)
 
     classify = sub.add_parser(
