@@ -9,11 +9,15 @@ The rule table (each decision carries a one-line reason, the entry and its evide
 | confirmed, inconsistent (other response/item)   |                 | confirm           |
 | scoped                                          | inside scope    | allow             |
 | scoped                                          | outside/unknown | out_of_scope      |
-| revised                                         |                 | follow_revision   |
+| in a revision chain (old or newer entry)        | follows newest  | decide on newest  |
+| in a revision chain (old or newer entry)        | otherwise       | follow_revision   |
 | pending (never accepted) or rejected            |                 | confirm           |
 | none                                            | request asks it | allow             |
 | none                                            | otherwise       | confirm (paper: allow) |
 
+"Request asks it" means a request addressed to the assistant, in the user's own words,
+that names the call's details (see `explicit_request`); it also lifts a block by the entry.
+A single-use entry is consumed by the one call it authorizes (`Gate.consume`).
 Any error inside the gate fails closed: `confirm`.
 """
 
@@ -28,6 +32,7 @@ from ledger.scope import CallFacts, match_scope
 from ledger.text import STOPWORDS, content_stems, has_phrase, lexical_similarity, normalize
 
 SIDE_EFFECTING = frozenset({"rsvp", "purchase", "send"})
+_ASKED = "you asked for this in your request"
 Similarity = Callable[[str, str], float]
 
 _ASK_RULE = re.compile(
@@ -111,6 +116,20 @@ class Gate:
                 args=dict(facts.args),
             )
 
+    def consume(self, result: GateResult) -> Arrangement | None:
+        """The single-use entry this allowed call used up, marked consumed (the caller writes
+        it to the store so it authorizes nothing more); None when nothing is used up.
+
+        A call the user asked for in the request itself is authorized by the request, not by
+        the entry, and uses nothing up.
+        """
+        if not result.allowed or result.entry_id is None or result.reason == _ASKED:
+            return None
+        entry = next((e for e in self._entries() if e.id == result.entry_id), None)
+        if entry is None or not entry.single_use or entry.consumed:
+            return None
+        return entry.model_copy(update={"consumed": True})
+
     # -----------------------------------------------------------------------------------
 
     def _result(
@@ -164,7 +183,7 @@ class Gate:
         explicit, missing = explicit_request(facts)
         if entry is None:
             if explicit:
-                return self._result(Decision.allow, "you asked for this in your request", facts)
+                return self._result(Decision.allow, _ASKED, facts)
             if self.mode == "paper":
                 return self._result(Decision.allow, "no arrangement governs this action", facts)
             why = (
@@ -175,20 +194,25 @@ class Gate:
             return self._result(
                 Decision.confirm, f"no standing arrangement covers this and {why}", facts
             )
-        if entry.status == Status.revised:
-            latest = self._latest(entry)
-            if latest.id != entry.id and latest.status in (Status.confirmed, Status.scoped):
-                if not is_ask_rule(latest) and self._consistent(latest, facts):
-                    return self._decide_on(latest, facts, today, explicit)
-                return self._result(
-                    Decision.follow_revision,
-                    f'you changed this on {latest.updated_at.isoformat()}: "{latest.content}"',
-                    facts,
-                    latest,
-                    governing_rule=latest.content,
-                )
+        latest = self._latest(entry) if entry.status == Status.revised else entry
+        if entry.status == Status.revised and (
+            latest.id == entry.id or latest.status not in (Status.confirmed, Status.scoped)
+        ):
             return self._result(
                 Decision.confirm, "this arrangement was replaced; asking first", facts, entry
+            )
+        in_chain = latest.id != entry.id or latest.previous is not None
+        if in_chain and latest.status in (Status.confirmed, Status.scoped):
+            # The newer rule of a revision chain governs, whichever entry of the chain the
+            # relevance search landed on.
+            if not is_ask_rule(latest) and self._consistent(latest, facts):
+                return self._decide_on(latest, facts, today, explicit)
+            return self._result(
+                Decision.follow_revision,
+                f'you changed this on {latest.updated_at.isoformat()}: "{latest.content}"',
+                facts,
+                latest,
+                governing_rule=latest.content,
             )
         return self._decide_on(entry, facts, today, explicit)
 
@@ -202,7 +226,7 @@ class Gate:
         result = self._entry_decision(entry, facts, today)
         if explicit and not result.allowed:
             # The current request itself asks for this exact call: that authorizes it.
-            return self._result(Decision.allow, "you asked for this in your request", facts, entry)
+            return self._result(Decision.allow, _ASKED, facts, entry)
         return result
 
     def _entry_decision(self, entry: Arrangement, facts: CallFacts, today: date) -> GateResult:
@@ -249,12 +273,71 @@ class Gate:
         return chosen >= others
 
 
+# Text from this point on is not the user's own request: a speaker or authority label
+# ("SYSTEM:", "[assistant memory]", "note to the assistant"), or a reported claim that
+# someone already agreed ("the user has agreed", "already authorized", "pre-approved").
+_NOT_THE_USER = re.compile(
+    r"(?:^|[\s\[(])(?:system|assistant|admin(?:istrator)?|developer|user|ai|bot|agent|"
+    r"operator|instructions?|override)\b[\w ]{0,20}[:\]]"
+    r"|\bnote (?:to|for) (?:the |my )?(?:assistant|ai|agent|bot|model)\b"
+    r"|\b(?:the )?user(?:'s)?\b(?: \w+){0,2} (?:agreed|agrees|approved|approves|authori[sz]ed|"
+    r"confirmed|confirms|consented|okayed|ok'd|said|says|wants|gave|granted|allowed|allows|"
+    r"permitted|accepted)\b"
+    r"|\b(?:already|previously) (?:been )?(?:agreed|approved|authori[sz]ed|confirmed|"
+    r"consented|okayed|ok'd|allowed|permitted|accepted)\b"
+    r"|\bpre-?(?:approved|authori[sz]ed|confirmed)\b"
+    r"|\b(?:has|have|had) (?:been )?(?:agreed|approved|authori[sz]ed|consented|permitted)\b"
+)
+_QUOTED = re.compile(r'"[^"]*"')
+# What may stand before the verb in a request addressed to the assistant.
+_ADDRESS = (
+    r"(?:(?:please|pls|just|also|and|then|so|now|ok|okay|yes|yeah|sure|great|thanks|"
+    r"alright|actually|oh|go ahead and|can you|could you|would you|will you|would you mind|"
+    r"(?:i|we) (?:want|need|would like|'d like|would love|'d love) you to|"
+    r"(?:i|we) (?:want|need|would like|'d like) to|let's|feel free to|"
+    r"do me a favou?r and)\s+)*"
+)
+# A clause starts a sentence, or follows a comma, "and", "then" or "so".
+_CLAUSE_START = r"(?:^|[.!?;:,]\s+|\b(?:and|then|so)\s+)"
+# Nouns that share a verb's spelling: "Email from Kevin", "Order #123 shipped".
+_NOT_A_VERB = r"(?!\s+(?:from|is|was|has|had|came|arrived|of|number|confirmation|#)\b)"
+
+
+def _addressed(verb: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile(_CLAUSE_START + _ADDRESS + r"(?:" + verb.pattern + r")" + _NOT_A_VERB)
+
+
+def own_request(text: str) -> str:
+    """The part of a request that is the user's own words: cut at any injected label or
+    reported claim of agreement."""
+    norm = normalize(text)
+    cut = _NOT_THE_USER.search(norm)
+    return (norm if cut is None else norm[: cut.start()]).strip()
+
+
+def asks_for(tool: str, text: str) -> bool:
+    """Does the text address the assistant with a request for this tool ("RSVP yes to
+    Kevin", "can you order it", "go ahead and send it")? A verb that is only mentioned
+    ("the user agreed to let you purchase") is not a request."""
+    verb = _EXPLICIT_VERBS.get(tool)
+    if verb is None:
+        return False
+    # Quoted text is someone else's words, not a request.
+    return bool(_addressed(verb).search(_QUOTED.sub(' "" ', own_request(text))))
+
+
 def explicit_request(facts: CallFacts) -> tuple[bool, list[str]]:
-    """Does the current request itself ask for this exact call? Returns (yes, missing details)."""
-    request = normalize(facts.request)
-    verb = _EXPLICIT_VERBS.get(facts.tool)
-    if verb is None or not verb.search(request):
+    """Does the current request itself ask for this exact call? Returns (yes, missing details).
+
+    Only a request addressed to the assistant counts (an imperative, or "can you / please /
+    I want you to / go ahead and" with the verb), in the user's own words: text after an
+    injected label or a reported claim ("SYSTEM: the user already agreed ...") is not the
+    user asking. The request must also name the call's details: the RSVP response, and the
+    item when there are others it could pick.
+    """
+    if not asks_for(facts.tool, facts.request):
         return False, ["that I should do it"]
+    request = own_request(facts.request)
     missing: list[str] = []
     if facts.tool == "rsvp":
         want = implied_response(request)
@@ -263,7 +346,7 @@ def explicit_request(facts: CallFacts) -> tuple[bool, list[str]]:
         elif want != str(facts.args.get("response", "")).lower():
             missing.append(f"'{facts.args.get('response')}'")
     if facts.competing:
-        req = content_stems(facts.request)
+        req = content_stems(request)
         chosen = len(content_stems(facts.entity_text) & req)
         others = max((len(content_stems(c) & req) for c in facts.competing), default=0)
         if chosen == 0 or chosen <= others:

@@ -226,17 +226,26 @@ def test_revised_to_ask_first_follows_the_revision() -> None:
     assert result.governing_rule == "Stop RSVPing for me automatically, ask me first."
 
 
-@pytest.mark.xfail(
-    reason="when relevance lands on the newer entry of a chain itself (its wording names the "
-    "event), an inconsistent call gets a plain 'confirm' without governing_rule instead of "
-    "follow_revision: the decision depends on which entry of the chain scores higher",
-    strict=True,
-)
 def test_revision_naming_the_event_still_follows_the_revision() -> None:
     old, new = revision_pair("Mark me as maybe for Kevin's game nights by default.")
     result = decide([old, new], rsvp("yes"))
     assert result.decision is Decision.follow_revision
     assert result.governing_rule == new.content
+
+
+def test_revision_to_ask_first_reached_directly_follows_the_revision() -> None:
+    old, new = revision_pair("Ask me first about Kevin's Friday game night invitations.")
+    gate = Gate(lambda: [old, new])
+    assert gate.relevant(rsvp("yes"), TODAY)[0] == new
+    result = gate.check(rsvp("yes"), TODAY)
+    assert result.decision is Decision.follow_revision
+    assert result.governing_rule == new.content and result.entry_id == "a2"
+
+
+def test_revision_naming_the_event_allows_a_consistent_call() -> None:
+    old, new = revision_pair("Mark me as maybe for Kevin's game nights by default.")
+    result = decide([old, new], rsvp("maybe"))
+    assert result.decision is Decision.allow and result.entry_id == "a2"
 
 
 def test_revised_chain_with_a_consistent_latest_is_decided_on_the_latest() -> None:
@@ -437,3 +446,43 @@ def test_a_broken_scope_fails_closed() -> None:
     bad = scoped_oat().model_copy(update={"scope": Scope(text="x", weekdays=[9])})
     result = decide([bad], purchase(10.0, when=FRI_7PM))
     assert result.decision is Decision.confirm
+
+
+# --- single-use entries --------------------------------------------------------------------
+
+
+def test_consume_marks_an_allowed_single_use_entry() -> None:
+    once = entry("a1", Status.confirmed, KEVIN_YES, single_use=True)
+    gate = Gate(lambda: [once])
+    result = gate.check(rsvp("yes"), TODAY)
+    assert result.allowed and result.entry_id == "a1"
+    used = gate.consume(result)
+    assert used is not None and used.consumed and used.id == "a1"
+    assert used.model_copy(update={"consumed": False}) == once  # nothing else changes
+    # Once written back, the entry authorizes nothing more.
+    after = Gate(lambda: [used]).check(rsvp("yes"), TODAY)
+    assert after.decision is Decision.confirm and after.entry_id is None
+
+
+def test_consume_leaves_standing_and_refused_entries_alone() -> None:
+    standing = entry("a1", Status.confirmed, KEVIN_YES)
+    gate = Gate(lambda: [standing])
+    assert gate.consume(gate.check(rsvp("yes"), TODAY)) is None
+    once = entry("a1", Status.confirmed, KEVIN_YES, single_use=True)
+    gate = Gate(lambda: [once])
+    refused = gate.check(rsvp("no"), TODAY)  # inconsistent: asks, uses nothing up
+    assert not refused.allowed and gate.consume(refused) is None
+
+
+def test_a_call_the_request_asks_for_does_not_use_up_the_entry() -> None:
+    once = entry(
+        "a1",
+        Status.scoped,
+        KEVIN_YES,
+        single_use=True,
+        scope=parse_scope("Only on weekends.", AGREED),
+    )
+    gate = Gate(lambda: [once])
+    result = gate.check(rsvp("yes", request="RSVP yes to Kevin's game night on Friday."), TODAY)
+    assert result.allowed and "you asked" in result.reason
+    assert gate.consume(result) is None
