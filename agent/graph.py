@@ -1,5 +1,9 @@
 """The LangGraph graph: recall -> decide -> gate -> act -> decide ... -> reply.
 
+With the Grounding Layer off, decide goes straight to act. At most
+`max_tool_steps` tool steps run in a turn; after two consecutive blocks the
+tools are withdrawn and the policy must answer the user.
+
 State is plain JSON-able data (so LangGraph's SQLite checkpointer can store it);
 the live parts (memory, ledger, tools, policy) are in the `Runtime` the nodes close
 over.
@@ -34,6 +38,7 @@ class TurnState(TypedDict, total=False):
     request: str
     today: str
     steps: list[dict[str, Any]]
+    queued: list[dict[str, Any]]  # calls the policy asked for, with the gate's decision
     reply: str
     blocks: int
     errors: int
@@ -70,6 +75,10 @@ def _step_to_dict(step: ToolStep) -> dict[str, Any]:
     }
 
 
+def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+    return {"call": {"id": call.id, "name": call.name, "args": call.args}}
+
+
 def step_from_dict(d: dict[str, Any]) -> ToolStep:
     call = ToolCall(**d["call"])
     result = ToolResult(**d["result"]) if d.get("result") else None
@@ -97,39 +106,38 @@ def build_graph(rt: Runtime) -> Any:
         rt.recalled = list(rt.recall(state["request"]))
         return {"steps": [], "blocks": 0, "errors": 0}
 
-    pending: dict[str, PolicyOutput] = {}
-
     def decide(state: TurnState) -> TurnState:
-        out = rt.policy.decide(agent_input(state))
+        inp = agent_input(state)
+        out = rt.policy.decide(inp)
         if out.error is not None:
             errors = state.get("errors", 0) + 1
             if errors >= 2 or not out.retry_messages:
+                # A failed or unparseable decision never runs anything: ask the user.
                 return {
                     "reply": "I couldn't work that out reliably, so I haven't done anything. "
                     "Could you tell me exactly what you'd like?",
                     "errors": errors,
                 }
             return {"errors": errors}
-        if out.tool_calls and state.get("blocks", 0) < 2:
-            pending["out"] = out
-            return {}
+        if out.tool_calls and inp.tools_allowed:
+            return {"queued": [_call_to_dict(c) for c in out.tool_calls]}
         return {"reply": out.reply or "Should I go ahead?"}
 
-    def route_decide(state: TurnState) -> Literal["gate", "decide", "__end__"]:
+    def route_decide(state: TurnState) -> Literal["gate", "act", "decide", "__end__"]:
         if state.get("reply"):
             return "__end__"
-        if "out" in pending:
-            return "gate"
-        return "decide"
+        if state.get("queued"):
+            return "gate" if rt.gate is not None else "act"
+        return "decide"  # the policy gets its validation error back once
 
     def gate(state: TurnState) -> TurnState:
-        out = pending.pop("out")
-        steps = list(state.get("steps", []))
-        blocks = state.get("blocks", 0)
+        """Check every side-effecting call against the ledger, then provenance."""
+        assert rt.gate is not None
         today = date.fromisoformat(state["today"])
-        for call in out.tool_calls:
-            decision: GateResult | None = None
-            if call.name in SIDE_EFFECTING and rt.gate is not None:
+        queued = []
+        for item in state.get("queued", []):
+            call = ToolCall(**item["call"])
+            if call.name in SIDE_EFFECTING:
                 facts = call_facts(call, state["request"], rt.toolbox.world, today)
                 decision = rt.gate.check(facts, today)
                 if decision.allowed and rt.ledger_view is not None:
@@ -139,25 +147,35 @@ def build_graph(rt: Runtime) -> Any:
                         decision = decision.model_copy(
                             update={"decision": Decision.confirm, "reason": prov.reason}
                         )
+                item = {**item, "gate": decision.model_dump(mode="json")}
+            queued.append(item)
+        return {"queued": queued}
+
+    def act(state: TurnState) -> TurnState:
+        """Run the calls the gate let through; record the blocked ones for the policy."""
+        steps = list(state.get("steps", []))
+        blocks = state.get("blocks", 0)
+        for item in state.get("queued", []):
+            call = ToolCall(**item["call"])
+            decision = GateResult.model_validate(item["gate"]) if item.get("gate") else None
             if decision is not None and not decision.allowed:
                 blocks += 1
                 steps.append(_step_to_dict(ToolStep(call=call, result=None, gate=decision)))
                 continue
+            if call.name in SIDE_EFFECTING:
+                blocks = 0  # blocks count only while consecutive
             result = rt.toolbox.run(call)
             steps.append(_step_to_dict(ToolStep(call=call, result=result, gate=decision)))
-        return {"steps": steps, "blocks": blocks}
-
-    def route_gate(state: TurnState) -> Literal["decide", "__end__"]:
-        if len(state.get("steps", [])) >= rt.max_tool_steps * 2:
-            return "__end__"
-        return "decide"
+        return {"steps": steps, "blocks": blocks, "queued": []}
 
     g = StateGraph(TurnState)
     g.add_node("recall", recall)
     g.add_node("decide", decide)
     g.add_node("gate", gate)
+    g.add_node("act", act)
     g.add_edge(START, "recall")
     g.add_edge("recall", "decide")
     g.add_conditional_edges("decide", route_decide)
-    g.add_conditional_edges("gate", route_gate)
+    g.add_edge("gate", "act")
+    g.add_edge("act", "decide")
     return g.compile()
