@@ -14,7 +14,7 @@ from agent.context import AgentInput, ToolStep
 from agent.graph import Runtime, build_graph, step_from_dict
 from agent.llm import PolicyOutput
 from agent.memory import Memory, MemoryItem
-from agent.settings import Settings
+from agent.settings import Settings, SettingsError
 from ledger.gate import Gate
 from ledger.model import Arrangement, GateResult, Turn
 from ledger.store import LedgerEvent, LedgerStore
@@ -162,12 +162,24 @@ def build_agent(
 
     data_dir.mkdir(parents=True, exist_ok=True)
     embedder = MiniLMEmbedder()
+    policy = make_policy(settings, data_dir / "llm-cache.sqlite")
+    facts_writer = None
+    if settings.memory == "facts":
+        if not isinstance(policy, LLMAgentPolicy):
+            raise SettingsError(
+                "memory 'facts' needs a real model to extract facts: set --model "
+                "(for example openai/gpt-4o-mini) or choose --memory chunks"
+            )
+        from agent.facts_writer import LLMFactsWriter
+
+        facts_writer = LLMFactsWriter(policy.llm)
     memory = open_memory(
         settings.memory,
         data_dir=data_dir,
         chroma_url=settings.chroma_url,
         namespace=namespace or settings.profile,
         embedder=embedder,
+        facts_writer=facts_writer,
     )
     store = LedgerStore(data_dir / "ledger.sqlite")
     return Agent(
@@ -175,7 +187,7 @@ def build_agent(
         memory=memory,
         store=store,
         world=world or default_world(),
-        policy=make_policy(settings, data_dir / "llm-cache.sqlite"),
+        policy=policy,
         similarity=_embedding_similarity(embedder),
         profile_text=profile_text,
     )
