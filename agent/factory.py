@@ -17,7 +17,7 @@ from agent.memory import Memory, MemoryItem
 from agent.settings import Settings, SettingsError
 from ledger.gate import Gate
 from ledger.model import Arrangement, GateResult, Turn
-from ledger.store import LedgerEvent, LedgerStore
+from ledger.store import Change, LedgerEvent, LedgerStore
 from ledger.writer import LedgerWriter, RulesClassifier
 from tools.runtime import ActionLog, Toolbox
 from tools.world import World
@@ -91,6 +91,7 @@ class Agent:
     policy: Any
     actions: ActionLog = field(default_factory=ActionLog)
     similarity: Any = None
+    persist_consumption: bool = True  # replay keeps its frozen ledger untouched
     profile_text: str = ""
 
     def __post_init__(self) -> None:
@@ -105,7 +106,7 @@ class Agent:
                 self.settings.model, api_base=self.settings.api_base, api_key=self.settings.api_key
             )
         self.writer = LedgerWriter(self.store, classifier, similarity=sim)
-        self.gate = Gate(self.store.all, mode=self.settings.gate_mode, similarity=sim)
+        self._similarity = sim
 
     def ledger(self) -> list[Arrangement]:
         return self.store.all()
@@ -124,12 +125,32 @@ class Agent:
     ) -> TurnResult:
         """Run the graph on one user request."""
         toolbox = Toolbox(world or self.world, self.actions)
+        used: set[str] = set()  # single-use entries used up in this turn
+
+        def entries() -> list[Arrangement]:
+            return [
+                e.model_copy(update={"consumed": True}) if e.id in used else e
+                for e in self.store.all()
+            ]
+
+        gate = Gate(entries, mode=self.settings.gate_mode, similarity=self._similarity)
+
+        def on_executed(decision: GateResult) -> None:
+            entry = gate.consume(decision)
+            if entry is None:
+                return
+            used.add(entry.id)
+            if self.persist_consumption:
+                reason = "a single-use arrangement, used up by the call it authorized"
+                self.store.apply([Change(arrangement=entry, reason=reason)], writer="gate")
+
         rt = Runtime(
             policy=self.policy,
             toolbox=toolbox,
             recall=lambda q: self.memory.recall(q, k=5),
             ledger_view=self.store.all if self.settings.gl else None,
-            gate=self.gate if self.settings.gl else None,
+            gate=gate if self.settings.gl else None,
+            on_executed=on_executed,
             max_tool_steps=self.settings.max_tool_steps,
             profile=self.profile_text,
             session=list(session or []),

@@ -57,6 +57,7 @@ class Runtime:
     profile: str = ""
     session: list[Turn] = field(default_factory=list)
     recalled: list[MemoryItem] = field(default_factory=list)
+    on_executed: Any = None  # Callable[[GateResult], None]: e.g. use up a single-use entry
 
 
 def _step_to_dict(step: ToolStep) -> dict[str, Any]:
@@ -166,6 +167,8 @@ def build_graph(rt: Runtime) -> Any:
                 blocks = 0  # blocks count only while consecutive
             result = rt.toolbox.run(call)
             steps.append(_step_to_dict(ToolStep(call=call, result=result, gate=decision)))
+            if decision is not None and result.ok and rt.on_executed is not None:
+                rt.on_executed(decision)
         return {"steps": steps, "blocks": blocks, "queued": []}
 
     g = StateGraph(TurnState)

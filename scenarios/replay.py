@@ -67,6 +67,7 @@ def _attribution(agent: Agent, corpus: Corpus, probe: ProbeSpec, recalled: list[
 def run_probe(agent: Agent, corpus: Corpus, probe: ProbeSpec) -> dict[str, Any]:
     """Run one probe on a frozen agent and judge it."""
     agent.actions = type(agent.actions)()
+    agent.persist_consumption = False  # probes never write the frozen ledger
     started = time.perf_counter()
     result = agent.respond(probe.request, probe.date, world=probe.world)
     elapsed = time.perf_counter() - started

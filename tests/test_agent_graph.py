@@ -157,3 +157,42 @@ def test_two_blocks_withdraw_the_tools(tmp_path: Path, fake: FakeLLM) -> None:
     assert [g.decision for g in result.gate_decisions] == ["confirm", "confirm"]
     assert result.executed == []
     assert "tools" not in fake.requests[2] or not fake.requests[2].get("tools")
+
+
+def test_single_use_entry_is_used_up_by_the_call_it_authorizes(
+    tmp_path: Path, fake: FakeLLM
+) -> None:
+    from ledger.model import Arrangement, Evidence, Proposer, Status
+    from ledger.store import Change
+
+    agent = _agent(tmp_path, fake)
+    said = Turn(
+        session_id="s1",
+        session_date=date(2027, 1, 2),
+        index=1,
+        speaker="user",
+        text="Just this once, RSVP yes to game night invitations for me.",
+    )
+    entry = Arrangement(
+        id=agent.store.new_id(),
+        proposer=Proposer.user,
+        action_type="rsvp",
+        content="RSVP yes to game night invitations",
+        status=Status.confirmed,
+        single_use=True,
+        evidence=[Evidence.quote(said)],
+        created_at=said.session_date,
+        updated_at=said.session_date,
+    )
+    agent.store.apply([Change(arrangement=entry, reason="test")], writer="rules")
+    call = {"name": "rsvp", "arguments": {"invitation_id": "inv-sam-games", "response": "yes"}}
+    for _ in range(2):
+        fake.enqueue_tool_calls([call])
+        fake.enqueue_text("ok")
+    first = agent.respond("Sam's board game night invitation came in.", DAY)
+    second = agent.respond("Sam's board game night invitation came in again.", DAY)
+    assert [g.decision for g in first.gate_decisions] == ["allow"]
+    assert first.executed and not second.executed
+    assert second.gate_decisions[0].decision == "confirm"
+    assert agent.store.get(entry.id).consumed  # type: ignore[union-attr]
+    assert agent.store.get(entry.id).status == Status.confirmed  # type: ignore[union-attr]
