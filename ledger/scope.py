@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from ledger.model import Scope
-from ledger.text import STOPWORDS, normalize, stem, words
+from ledger.text import ASK_BACK, STOPWORDS, normalize, sides, stem, words
 
 _NUMBER_WORDS = {
     "ten": 10,
@@ -66,6 +66,7 @@ _MONEY_HINT = re.compile(r"\$|dollar|buck|usd|price|cost|spend|budget|\bk\b|gran
 _PARTY_RE = re.compile(r"\b(?:party|group|table) of (\d+)|\bup to (\d+) (?:people|guests|of us)")
 _DAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+_DAYTIME_RE = re.compile(r"\b(?:(?:working|work|business|office) hours|daytime|during the day)\b")
 _TIME_RE = re.compile(
     r"\b(before|after|until|till|by)\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 )
@@ -273,6 +274,21 @@ GENERIC = frozenset(
         "groups",
     ]
 )
+# Function words and words of assent: they shape a limit but never name what it covers.
+_FUNCTION_WORDS = frozenset(
+    """
+    after before until till through thru during since between among around across along
+    outside inside
+    toward towards upon without within beyond behind beside besides near past like unlike
+    because although though unless whether while whereas whenever wherever whoever however
+    nothing none nobody noone anyone someone everyone every each either neither ever
+    really actually maybe probably still already yet even soon later earlier whole
+    absolutely definitely totally certainly surely honestly basically usually sometimes
+    often always never perfect smart idea question percent drill shorthand call
+    yes yep yup sure fine okay alright deal works please thanks go ahead
+    say mean guess think suppose else other others another rest
+    """.split()
+)
 _TIME_WORDS = (
     frozenset(
         [
@@ -323,6 +339,12 @@ SYNONYMS: dict[str, frozenset[str]] = {
     }.items()
 }
 CHANNELS = ("email", "text", "sms", "slack", "internal", "external", "personal", "work address")
+# Channels that name the medium of a send; the others name a kind of recipient.
+_MEDIA = {"email": "email", "e-mail": "email", "text": "text", "sms": "text", "slack": "slack"}
+_MEDIUM_RE = re.compile(
+    r"\b(?:by|via|over|on|through|in an?) (email|e-mail|text|sms|slack)\b|^(email|e-mail|text|"
+    r"slack)\b|[.!?;,]\s+(email|e-mail|text|slack)\b"
+)
 
 
 def _amount(match: re.Match[str]) -> float | None:
@@ -357,12 +379,26 @@ def _end_of_month(day: date) -> date:
     return date(day.year, day.month, calendar.monthrange(day.year, day.month)[1])
 
 
-def parse_scope(text: str, today: date | None = None, clause: str | None = None) -> Scope:
-    """Structured constraints from a user's scoped acceptance (whole reply + its limit clause)."""
-    limit_src = clause or text
-    kept = [t for t in re.split(r"(?<=[.!?;])\s+", text) if not _ASK_ME_RE.search(normalize(t))]
-    norm = normalize(" ".join(kept) or text)
-    scope = Scope(text=limit_src.strip())
+def parse_scope(
+    text: str, today: date | None = None, clause: str | None = None, proposal: str = ""
+) -> Scope:
+    """Structured constraints from a user's scoped acceptance (whole reply + its limit clause).
+
+    Only the part of the reply the user allows sets limits; a part handed back ("ask me
+    first for anything over $100") bounds it from the other side (a cap of $100). Words the
+    proposal itself uses ("books" in "for chapter books", when books were proposed) do not
+    narrow it, so they are not kept as categories unless nothing else is.
+    """
+    allowed, back = sides(text)
+    allowed_text = ". ".join(", ".join(parts) for parts in allowed)
+    if clause and ASK_BACK.search(normalize(clause)):
+        # The limit was stated as what to hand back: it excludes, the rest is allowed.
+        back.append(clause)
+        clause = None
+    limit_src = clause or allowed_text
+    norm = normalize(allowed_text)
+    back_norm = normalize(" ".join(back))
+    scope = Scope(text=(clause or text).strip())
     for m in _MAX_RE.finditer(norm):
         if _MONEY_HINT.search(norm) or "$" in m.group(0):
             scope.max_amount = _amount(m)
@@ -374,6 +410,14 @@ def parse_scope(text: str, today: date | None = None, clause: str | None = None)
     m3 = _MIN_RE.search(norm)
     if m3 and _MONEY_HINT.search(norm) and scope.max_amount is None:
         scope.min_amount = _amount(m3)
+    # What is handed back bounds what is allowed: "ask me for anything over $100" is a cap.
+    if scope.max_amount is None and scope.min_amount is None and _MONEY_HINT.search(back_norm):
+        over = _MIN_RE.search(back_norm)
+        under = _MAX_RE.search(back_norm)
+        if over:
+            scope.max_amount = _amount(over)
+        elif under:
+            scope.min_amount = _amount(under)
     party = _PARTY_RE.search(norm)
     if party:
         scope.max_quantity = int(party.group(1) or party.group(2))
@@ -387,10 +431,14 @@ def parse_scope(text: str, today: date | None = None, clause: str | None = None)
         days = sorted({_DAYS[t.rstrip("s")] for t in toks if t.rstrip("s") in _DAYS})
         if days:
             scope.weekdays = days
-    if any(t in ("evening", "evenings", "night", "nights", "weeknights") for t in toks):
+    if any(
+        t in ("evening", "evenings", "night", "nights", "weeknight", "weeknights") for t in toks
+    ):
         scope.time_after = "17:00"
     if any(t in ("morning", "mornings") for t in toks):
         scope.time_before = "12:00"
+    if _DAYTIME_RE.search(normalize(limit_src)):
+        scope.time_after, scope.time_before = "09:00", "17:00"
     for kind, hour, minute, ampm in _TIME_RE.findall(normalize(limit_src)):
         if kind == "before" or kind in ("until", "till", "by"):
             if ampm or minute or int(hour) <= 12:
@@ -416,36 +464,83 @@ def parse_scope(text: str, today: date | None = None, clause: str | None = None)
                     else date.fromordinal(date(year, month, 1).toordinal() - 1)
                 )
 
-    limit = normalize(clause or text)
-    scope.channels = [c for c in CHANNELS if re.search(r"\b" + re.escape(c) + r"\b", limit)]
+    limit = _DAYTIME_RE.sub(" ", normalize(limit_src))
     positive, negative = _split_negated(limit)
-    scope.people = _names(clause or text)
-    scope.categories = sorted(_keys(positive) - {p.lower() for p in scope.people})
-    scope.excluded = sorted(_keys(negative) - set(scope.categories))
+    src_positive, src_negative = _split_negated(limit_src)
+    scope.channels = _channels(positive)
     scope.places = [
-        m.group(1) for m in re.finditer(r"\bin ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", clause or text)
+        m.group(1) for m in re.finditer(r"\bin ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", src_positive)
     ]
+    place_words = {w.lower() for p in scope.places for w in p.split()}
+    scope.people = [p for p in _names(src_positive) if p.lower() not in place_words]
+    named = {stem(w) for w in [*(p.lower() for p in scope.people), *place_words]}
+    named |= {p.lower() for p in scope.people} | place_words
+    categories = _keys(positive) - named
+    narrowing = categories - _keys(proposal)
+    scope.categories = sorted(narrowing or categories)
+    excluded = _keys(negative) | {stem(c) for c in _channels(negative)}
+    excluded |= {stem(n.lower()) for n in _names(src_negative)}
+    if limit_src and back and scope.max_amount is None and scope.min_amount is None:
+        # "Sure, but check with me on work invites": what is handed back is excluded.
+        excluded |= _keys(_handed_back(back)) - _keys(proposal) - _KEY_VERBS
+    scope.excluded = sorted(excluded - set(scope.categories) - named)
     return scope
 
 
-_ASK_ME_RE = re.compile(
-    r"\b(?:ask me|check with me|run (?:it|them) by me|i'll (?:handle|decide|check|look)|"
-    r"myself|comes? to me|bring (?:it|them) to me|too \w+)\b"
+# Verbs that tell how a case is handed back, not which case it is.
+_KEY_VERBS = frozenset(
+    stem(w)
+    for w in """
+    see look decide judge weigh handle spell write run leave bring flag pick choose check
+    assume talk know come take commit rather prefer like love want need try trade plan
+    think eat switch change pay fit hold finish
+    """.split()
 )
+
+
+def _handed_back(back: list[str]) -> str:
+    """The cases a reply hands back, without the asking itself: "if it's out in the suburbs"
+    and "on internal ones" in "..., so check with me on internal ones"."""
+    kept = []
+    for part in back:
+        norm = _DAYTIME_RE.sub(" ", normalize(part))
+        m = ASK_BACK.search(norm)
+        if m is None:
+            kept.append(norm)
+            continue
+        kept.append(norm[: m.start()])
+        after = norm[m.end() :]
+        if re.match(r"\s*(?:first\s+)?(?:on|for|about|with|when|if|over|above)\b", after):
+            kept.append(after)
+    return " ".join(kept)
+
+
+def _channels(text: str) -> list[str]:
+    return [c for c in CHANNELS if re.search(r"\b" + re.escape(c) + r"\b", text)]
 
 
 def _split_negated(text: str) -> tuple[str, str]:
     """Split a clause into what it allows and what follows 'not' / 'except' / 'but not'."""
     parts = re.split(
-        r"\b(?:but not|not|except(?: for)?|excluding|other than|no)\b", text, maxsplit=1
+        r"\b(?:but not|not|except(?: for)?|excluding|other than|outside(?: of)?|apart from|"
+        r"besides|no)\b",
+        text,
+        maxsplit=1,
+        flags=re.I,
     )
-    return (parts[0], parts[1]) if len(parts) == 2 else (text, "")
+    if len(parts) < 2:
+        return text, ""
+    # The exclusion runs to the end of its sentence; what follows is allowed again.
+    end = re.search(r"[.!?;](?=[\"'”’)\s]|$)", parts[1])
+    if end is None:
+        return parts[0], parts[1]
+    return parts[0] + " " + parts[1][end.end() :], parts[1][: end.end()]
 
 
 def _keys(text: str) -> set[str]:
     out = set()
-    for w in (p for tok in words(text) for p in tok.split("-")):
-        if w in STOPWORDS or w in GENERIC or w in _TIME_WORDS or len(w) < 3:
+    for w in (p.removesuffix("'s") for tok in words(text) for p in tok.split("-")):
+        if w in STOPWORDS or w in GENERIC or w in _FUNCTION_WORDS or w in _TIME_WORDS or len(w) < 3:
             continue
         if re.match(r"^\$?\d", w) or w in _NUMBER_WORDS:
             continue
@@ -505,6 +600,20 @@ def _expand(stems: set[str]) -> set[str]:
     return out
 
 
+def _channel_of(facts: CallFacts) -> str | None:
+    """The medium of a send when the facts name it (a `channel` argument, or the request
+    asking for one: "text Sam the address", "send it by email"); None when unknown."""
+    if facts.tool != "send":
+        return None
+    given = str(facts.args.get("channel", "")).lower()
+    if given in _MEDIA:
+        return _MEDIA[given]
+    m = _MEDIUM_RE.search(normalize(facts.request))
+    if m:
+        return _MEDIA[next(g for g in m.groups() if g)]
+    return None
+
+
 def match_scope(scope: Scope, facts: CallFacts) -> ScopeMatch:
     """Compare a call with a scope: every stated constraint must hold."""
     checks: list[tuple[bool | None, str]] = []
@@ -554,17 +663,35 @@ def match_scope(scope: Scope, facts: CallFacts) -> ScopeMatch:
             )
         )
     text_stems = {stem(w) for w in words(facts.text())}
-    keys = set(scope.categories) | {stem(p.lower()) for p in scope.people}
-    if keys:
-        hit = {k for k in keys if k in text_stems or (_expand({k}) & text_stems)}
-        if hit:
-            checks.append((True, f"matches '{', '.join(sorted(hit))}'"))
-        else:
-            checks.append((False, f"not {scope.text!r}"))
+
+    def found(key: str) -> bool:
+        return key in text_stems or bool(_expand({key}) & text_stems)
+
+    # Each kind of limit must hold on its own: "Kevin's parties" needs Kevin and a party.
+    # Within one kind, any listed value will do ("for Maya and Jordan", "tops and pants").
+    if scope.people:
+        hit = [p for p in scope.people if stem(p.lower()) in text_stems]
+        checks.append(
+            (True, f"matches '{', '.join(hit)}'") if hit else (False, f"not {scope.text!r}")
+        )
+    if scope.places:
+        hit = [p for p in scope.places if all(stem(w) in text_stems for w in words(p))]
+        checks.append((True, f"in {', '.join(hit)}") if hit else (False, f"not {scope.text!r}"))
+    people_and_places = {stem(w) for p in [*scope.people, *scope.places] for w in words(p)}
+    categories = {c for c in scope.categories if c not in people_and_places}
+    if categories:
+        hit = sorted(k for k in categories if found(k))
+        checks.append(
+            (True, f"matches '{', '.join(hit)}'") if hit else (False, f"not {scope.text!r}")
+        )
+    channel = _channel_of(facts)
+    media = [c for c in scope.channels if c in _MEDIA]
+    if media and channel is not None:
+        checks.append((channel in media, f"by {channel}, agreed: {', '.join(media)}"))
     if scope.excluded:
-        bad = {k for k in scope.excluded if k in text_stems}
+        bad = sorted(k for k in scope.excluded if found(k) or k == channel)
         if bad:
-            checks.append((False, f"excluded: {', '.join(sorted(bad))}"))
+            checks.append((False, f"excluded: {', '.join(bad)}"))
     if not checks:
         return ScopeMatch(None, f"cannot check the scope {scope.text!r}")
     inside: bool | None = True

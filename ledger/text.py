@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[a-z0-9$][a-z0-9$'.-]*[a-z0-9]|[a-z0-9$]")
-_SENT = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|\s+--?\s+|\s+—\s+")
+_SENT = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+|\n+|;\s+|\s+--?\s+|\s+—\s+")
 
 STOPWORDS = frozenset(
     [
@@ -212,3 +212,68 @@ def lexical_similarity(a: str, b: str) -> float:
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))
+
+
+# --- the two sides of a limited acceptance --------------------------------------------------
+
+# A clause that hands a case back to the user ("check with me on those", "I'd rather decide
+# those myself", "that's another matter").
+ASK_BACK = re.compile(
+    r"\b(?:ask (?:me|us)|check with (?:me|us)|run (?:it|them|those|these|that|one) (?:by|past) "
+    r"(?:me|us)|ping me|confirm with me|let me (?:know|decide|choose|pick|see|approve|weigh|"
+    r"look|handle|deal)|bring (?:it|them|those|these|that|one) to (?:me|us)|leave (?:it|them|"
+    r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that) (?:for|"
+    r"to) (?:me|us)|(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
+    r"to|i prefer to|i'd prefer to|i'd rather|i would rather) (?:\w+ ){0,2}(?:decide|see|look|"
+    r"judge|weigh|check|pick|choose|review|handle|think|approve|spell|write|sort)\b|(?:rather|"
+    r"prefer)(?: it if)? you (?:ask|check|run|confirm)|i'd like a look|myself|by hand|"
+    r"case[- ]by[- ]case|on my own|comes? to me|hold off|let's talk|another (?:matter|story)|"
+    r"different (?:story|matter)|its own thing|(?:really |it )?depends\b|don't (?:go by|assume|"
+    r"do that|do it|do those)|needs? (?:asking|my (?:ok|okay|sign-off|approval)|approval)|"
+    r"weigh in|think (?:those|them|it) through|one at a time|too (?:much|expensive|pricey|"
+    r"risky|far|big|many))\b"
+)
+# A word or phrase of acceptance inside a clause ("X, definitely", "for Marta, always").
+ACCEPT_CUE = re.compile(
+    r"\b(?:yes|yeah|yep|yup|sure|ok|okay|fine|absolutely|definitely|totally|go ahead|"
+    r"go for it|do it|do that|do so|just do it|just (?:buy|send|order|accept|decline|rsvp) "
+    r"(?:it|them)|go with (?:it|that|those)|always|every time|works|perfect|(?:good|great|"
+    r"smart) (?:idea|call|shorthand|thinking)|smart|a hundred percent|hundred percent|100%|"
+    r"no question|of course|for sure|please|that's it|that's the drill|deal|lock it|"
+    r"alright|all right|sounds good|love (?:it|that)|by all means)\b"
+)
+# A clause that states the allowed part itself ("only for orders over $40, I'll handle
+# the rest").
+_ONLY = re.compile(r"^(?:but |and )?(?:only|just|as long as|so long as|provided|providing)\b")
+_CLAUSE_SPLIT = re.compile(r",(?!\d)\s*|;\s*|:(?!\d)\s*|\s+-\s+|\s+—\s+|\s+--\s+")
+
+
+def clauses(sentence: str) -> list[str]:
+    """A sentence's comma-separated parts (the punctuation dropped)."""
+    return [c.strip().rstrip(".!?") for c in _CLAUSE_SPLIT.split(sentence) if c.strip(" .!?")]
+
+
+def sides(text: str) -> tuple[list[list[str]], list[str]]:
+    """Split a reply into the clauses it allows (grouped by sentence) and those it hands back.
+
+    In "Anything in the city, go ahead. If it's out in the suburbs, check with me" the
+    second sentence is handed back: the ask clause, the clauses that lead into it without
+    an acceptance of their own (its condition), and whatever follows it in the sentence.
+    """
+    allowed: list[list[str]] = []
+    back: list[str] = []
+    for sentence in sentences(text):
+        parts = clauses(sentence)
+        asks = [i for i, c in enumerate(parts) if ASK_BACK.search(normalize(c))]
+        if not asks:
+            allowed.append(parts)
+            continue
+        lead = asks[0]
+        while lead > 0 and not (
+            ACCEPT_CUE.search(normalize(parts[lead - 1])) or _ONLY.match(normalize(parts[lead - 1]))
+        ):
+            lead -= 1
+        if lead:
+            allowed.append(parts[:lead])
+        back += parts[lead:]
+    return allowed, back
