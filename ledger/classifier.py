@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ledger.model import Act, ActionType, Kind
-from ledger.text import content_stems, has_phrase, normalize, sentences
+from ledger.text import ACCEPT_CUE, content_stems, has_phrase, normalize, sentences, sides, stem
 
 # --- standing proposals -------------------------------------------------------
 
@@ -219,6 +219,21 @@ _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
     ActionType.send: (
         "send",
         "sent",
+        "sends",
+        "sending",
+        "forwarding",
+        "forwards",
+        "emailing",
+        "emailed",
+        "texting",
+        "texted",
+        "replying",
+        "replied",
+        "messaging",
+        "sharing",
+        "responding",
+        "mailing",
+        "cc'ing",
         "email",
         "emails",
         "e-mail",
@@ -287,9 +302,15 @@ def _standing_sentence(sentence: str) -> bool:
     return bool(has_phrase(norm, STANDING) or _STANDING_RE.search(norm))
 
 
+# Standing phrases whose words would vote for a tool ("going forward" is not "going").
+_STANDING_NOISE = re.compile(
+    r"\b(?:going|moving) forward\b|\bgoing to (?=\w+ (?:it|them|this|that)\b)"
+)
+
+
 def action_type_of(text: str) -> ActionType:
     """The consequential tool a rule is about, from its words."""
-    norm = " " + normalize(text) + " "
+    norm = " " + _STANDING_NOISE.sub(" ", normalize(text)) + " "
     best, best_score = ActionType.other, 0
     for action, cue_words in _ACTION_WORDS.items():
         score = sum(1 for w in cue_words if has_phrase(norm, (w,)))
@@ -558,7 +579,10 @@ REJECT = (
     "don't bother",
     "no",
     "stop",
-    "never",
+    "never do",
+    "i'd never",
+    "i would never",
+    "never want",
     "not a fan",
     "not keen",
     "i'll handle",
@@ -750,7 +774,6 @@ TOPIC_SHIFT = (
     "side note",
     "off topic",
     "new topic",
-    "anyway",
     "also unrelated",
 )
 _IMPERATIVE = re.compile(
@@ -761,7 +784,8 @@ _IMPERATIVE = re.compile(
     r"route|notify|ping|remind|loop|include|switch|stick|drop|hold|queue|wait)\b"
 )
 _ASK_ME = re.compile(
-    r"\b(?:ask me|check with me|run (?:it|them) by me|ping me|let me (?:know|decide|choose|"
+    r"\b(?:(?:rather|prefer)(?: it if)? you (?:ask|check|run|confirm)|ask me|check with me|"
+    r"run (?:it|them) by me|ping me|let me (?:know|decide|choose|"
     r"pick|see|approve)|i'll (?:handle|decide|do|deal|take care|answer|reply|respond|pick|"
     r"choose|check)|myself|confirm with me|flag (?:it|them) for me)\b"
 )
@@ -837,6 +861,11 @@ _NEGATED_START = (
     "i'll pass",
     "pass",
 )
+# A hesitation before a yes is a hedged acceptance, not a refusal: "eh, sure, I guess".
+_HEDGED_YES = re.compile(
+    r"^(?:eh|meh|hmm+|um+|uh+|well|i mean)[,.!]*\s+(?:sure|ok|okay|fine|yes|yeah|alright|"
+    r"all right|why not|i guess|i suppose|go ahead|go for it)\b"
+)
 _CONTRAST = re.compile(
     r"^[\w' -]{2,40},\s*not\b|\bbut not\b|\bnot (?:for |the )?\w+ (?:ones?|stuff)\b"
 )
@@ -877,13 +906,121 @@ def _starts_with(norm: str, phrases: tuple[str, ...]) -> str | None:
     return None
 
 
-def _restriction(reply: str) -> str | None:
-    """The clause that restricts an acceptance, in the user's words."""
+_FILLER = frozenset(
+    "honestly really actually idea good great call question course percent hundred thinking "
+    "shorthand drill it's that's thing ha oh".split()
+)
+_NP_START_BAD = re.compile(
+    r"^(?:that|this|there|so|but|because|if|when|since|ha|hah|haha|oh|ah|aw|god|gosh|lord|"
+    r"man|jeez|wow|whoa|honestly|seriously|ugh|oof|yikes|lol|hmm|um|well|look|listen|"
+    r"thanks|thank|eh|meh|uh|hm|er|erm|huh)\b"
+)
+# A subject pronoun or an auxiliary: the clause is a statement, not a bare noun phrase.
+_CLAUSE_VERB = re.compile(
+    r"\b(?:i|i'm|i'd|i'll|i've|he|she|they|we|you|it|it's|he's|she's|they're|we're|you're|"
+    r"is|are|was|were|be|been|being|has|have|had|do|does|did|can|will|would|should|could|"
+    r"won't|don't|doesn't|didn't|can't|\w+'s been)\b"
+)
+_FOR_LIMIT = re.compile(
+    r"\b(?:for|with) (?!now\b|sure\b|real\b|example\b|once\b|me\b|you\b|it\b|that\b|this\b|"
+    r"asking\b|sure\b|good\b|ages\b|years\b)[\w'$]"
+)
+_MONEY = re.compile(r"\$\s?\d|\b\d[\d,.]*\s*(?:dollars|bucks|usd)\b|\b(?:hundred|thousand|grand)\b")
+_CONTRAST_ANY = re.compile(
+    r"\b[\w' -]{2,40},\s*(?:but )?not (?!a problem|a big deal|an issue|bad|at all|a bother|"
+    r"to worry|sure|really|yet|now|necessarily)\w"
+)
+_LIMIT_WORDS = re.compile(
+    r"\b(?:week(?:day|end|night)s?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|"
+    r"saturdays?|sundays?|mornings?|evenings?|afternoons?|daytime|(?:working|business|office) "
+    r"hours|by (?:email|e-mail|text|sms|mail|slack)|via \w+|over (?:email|text))\b"
+)
+_ELSE = re.compile(
+    r"\b(?:else|other (?:people|ones|stuff|things|folks|\w+s)|others|the rest|another|"
+    r"not every|not all)\b"
+)
+
+
+def _accept_only(clause: str) -> bool:
+    """A clause that only says yes ("definitely", "go ahead", "that's a good idea")."""
+    norm = normalize(clause)
+    if not ACCEPT_CUE.search(norm):
+        return False
+    return not (content_stems(ACCEPT_CUE.sub(" ", norm)) - _FILLER)
+
+
+def _new_content(clause: str, proposal: str) -> bool:
+    """Does the clause name something the proposal did not (a limit, not a restatement)?"""
+    generic = {"one", "stuff", "thing", "kind", "sort", "anything", "everything"}
+    return bool(content_stems(clause) - content_stems(proposal) - generic - _FILLER)
+
+
+def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
+    """The clause that restricts an acceptance, in the user's words, and whether the limit
+    is tied to an acceptance ("Portland markets, absolutely"; "do that for Elena"; "yes, but
+    ask me for anything over $100"), which makes the reply scoped on its own."""
+    allowed, back = sides(reply)
+    contrast = bool(back) or any(
+        _ELSE.search(normalize(c)) or _CONTRAST_ANY.search(normalize(", ".join(parts)))
+        for parts in allowed
+        for c in parts
+    )
+    accepted = any(ACCEPT_CUE.search(normalize(c)) for parts in allowed for c in parts)
+    for parts in allowed:
+        for i, clause in enumerate(parts):
+            norm = normalize(clause)
+            if _accept_only(clause) or _starts_with(norm, REACTION):
+                continue
+            strong = (
+                _LIMIT_WORDS.search(norm) is not None
+                or _MONEY.search(norm) is not None
+                or _starts_with(norm, RESTRICT) is not None
+                or has_phrase(norm, _LIMIT_STRONG) is not None
+            )
+            # Weaker cues ("for the", "before") only limit a clause that is not a statement.
+            limit_like = strong or (
+                has_phrase(norm, RESTRICT) is not None and not _CLAUSE_VERB.search(norm)
+            )
+            novel = _new_content(clause, proposal)
+            # "X, definitely" / "sure, X": a limit next to a bare yes.
+            beside_yes = (i + 1 < len(parts) and _accept_only(parts[i + 1])) or (
+                i > 0 and _accept_only(parts[i - 1]) and strong
+            )
+            noun_phrase = (
+                len(norm.split()) <= 7
+                and not _NP_START_BAD.match(norm)
+                and not _CLAUSE_VERB.search(norm)
+            )
+            if beside_yes and (limit_like or (noun_phrase and (novel or contrast))):
+                return clause, True
+            # "do that for Elena", "works for receipts", "weekends are fine"
+            if ACCEPT_CUE.search(norm) and (
+                limit_like or (_FOR_LIMIT.search(norm) and (novel or contrast))
+            ):
+                return clause, True
+    # A limit handed back with a yes on the other side: "yes, but ask me over $100".
+    if accepted:
+        for clause in back:
+            norm = normalize(clause)
+            if _MONEY.search(norm) or _LIMIT_WORDS.search(norm):
+                return clause, True
     for sentence in sentences(reply):
         for clause in re.split(r",\s*|\s+-\s+|:\s*", sentence):
             norm = normalize(clause)
-            if has_phrase(norm, RESTRICT) and not has_phrase(
-                norm, ("otherwise", "elsewhere", "everything else", "anything else", "the rest")
+            weak_statement = (
+                _CLAUSE_VERB.search(norm)
+                and not _starts_with(norm, RESTRICT)
+                and not has_phrase(norm, _LIMIT_STRONG)
+                and not _LIMIT_WORDS.search(norm)
+                and not _MONEY.search(norm)
+            )
+            if (
+                has_phrase(norm, RESTRICT)
+                and not weak_statement
+                and not has_phrase(
+                    norm,
+                    ("otherwise", "elsewhere", "everything else", "anything else", "the rest"),
+                )
             ):
                 cleaned = re.sub(
                     r"^(?:yes|yeah|sure|ok|okay|fine|great|perfect|please|alright)\b[,!.]?\s*",
@@ -892,11 +1029,13 @@ def _restriction(reply: str) -> str | None:
                     flags=re.I,
                 )
                 if cleaned and not _ASK_ME.search(normalize(cleaned)):
-                    return cleaned.rstrip(".!")
+                    return cleaned.rstrip(".!"), False
     for sentence in sentences(reply):
         if _FOR_SCOPE.match(normalize(sentence)) or _CONTRAST.search(normalize(sentence)):
-            return sentence.rstrip(".!")
-    return None
+            return sentence.rstrip(".!"), False
+        if _CONTRAST_ANY.search(normalize(sentence)):
+            return sentence.rstrip(".!"), True
+    return None, False
 
 
 def _new_directive(reply: str) -> str | None:
@@ -922,6 +1061,19 @@ def _new_directive(reply: str) -> str | None:
     return None
 
 
+def _restates(directive: str, proposal: str) -> bool:
+    """Does a directive after a yes only repeat the proposal ("yes, add it on the big stuff
+    from now on" to "should I add the plan ...")? Its verb is the proposal's own."""
+    norm = normalize(directive)
+    if has_phrase(norm, _STRONG_REVISE) or has_phrase(norm, ("but", "except", "only", "instead")):
+        return False
+    m = _IMPERATIVE.search(_ASK_ME.sub(" ", norm))
+    if m is None:
+        return False
+    verb = m.group(0).split()[-1].strip(".;:,! ")
+    return stem(verb) in content_stems(proposal)
+
+
 def _sentence_starts(text: str, phrases: tuple[str, ...]) -> bool:
     return any(_starts_with(normalize(s), phrases) for s in sentences(text))
 
@@ -943,10 +1095,16 @@ def classify_reply(assistant: str, user: str) -> Classification:
 
     standing = bool(has_phrase(norm, STANDING) or has_phrase(norm, ("routine", "the rule")))
     one_off = bool(_ONE_OFF.search(norm)) and not standing
-    negated = _starts_with(norm, _NEGATED_START) is not None or bool(
-        _NO_ANYWHERE.search(normalize(user_sents[0]))
+    negated = (
+        _starts_with(norm, _NEGATED_START) is not None
+        or bool(_NO_ANYWHERE.search(normalize(user_sents[0])))
+    ) and not _HEDGED_YES.match(norm)
+    # A question about something else ("is it weird to ...?") does not refuse anything.
+    reject_cue = any(
+        has_phrase(normalize(t), REJECT) is not None
+        for t in user_sents
+        if not normalize(t).endswith("?")
     )
-    reject_cue = has_phrase(norm, REJECT) is not None
     reaction = _starts_with(norm, REACTION)
     yes = (
         _starts_with(norm, DIRECT_YES)
@@ -956,12 +1114,27 @@ def classify_reply(assistant: str, user: str) -> Classification:
         or _LIKE_IT.search(norm)
         or _starts_with(norm, ("love it", "love that", "love this"))
     )
-    if _starts_with(norm, ("please don't", "please do not", "please no", "please stop")):
+    if _starts_with(
+        norm, ("please don't", "please do not", "please no", "please stop", "please never")
+    ):
         yes = None
     question = norm.rstrip().endswith("?")
 
     # 1. a new subject, with nothing said about the proposal
-    if has_phrase(norm, TOPIC_SHIFT) and not yes:
+    # Affirming phrases under a negation ("never do that") affirm nothing.
+    unnegated = re.sub(r"\b(?:never|don't|do not|doesn't|not|no need to)\b[^.,;!?]*", " ", norm)
+    affirm = _AFFIRM_DIRECTIVE.search(unnegated) or _ACCEPT_EXTRA.search(unnegated)
+    # "I'll keep doing those myself" affirms the user doing it, not the proposal.
+    self_kept = (
+        bool(_ASK_ME.search(norm))
+        or has_phrase(
+            norm,
+            ("case by case", "case-by-case", "i'll keep", "let's keep", "by hand", "on my own"),
+        )
+        is not None
+    )
+    shift = has_phrase(norm, TOPIC_SHIFT) or _sentence_starts(user, ("anyway", "anyways"))
+    if shift and not (yes or affirm):
         return Classification(Act.no_uptake, proposal=proposal)
 
     # 2. revise: a different standing rule replaces the proposal
@@ -976,11 +1149,15 @@ def classify_reply(assistant: str, user: str) -> Classification:
     if not one_off:
         if strong_sents and (standing or not strong_q) and not _ASK_ME_ONLY(user):
             return Classification(Act.revise, revision=directive or user.strip(), proposal=proposal)
-        if directive and (standing or negated or reject_cue):
+        if (
+            directive
+            and (standing or negated or reject_cue)
+            and not (yes and not negated and _restates(directive, proposal.text))
+        ):
             return Classification(Act.revise, revision=directive, proposal=proposal)
 
     # 3. scoped: accepted within a restriction
-    restriction = _restriction(user)
+    restriction, tied = _restriction(user, proposal.text)
     if restriction and not one_off:
         opens_with_limit = (
             _sentence_starts(user, RESTRICT)
@@ -989,22 +1166,24 @@ def classify_reply(assistant: str, user: str) -> Classification:
             or has_phrase(norm, _LIMIT_STRONG) is not None
         )
         partial = reject_cue and len(user_sents) > 1 and not negated
-        if (yes or opens_with_limit or partial) and not (negated and not yes):
+        if (yes or tied or opens_with_limit or partial) and not (negated and not (yes or tied)):
             return Classification(Act.scoped, scope=restriction, proposal=proposal)
 
     # 4. reject
-    if negated or (reject_cue and not yes):
+    if negated or (reject_cue and not (yes or (affirm and not self_kept))):
         return Classification(Act.reject, proposal=proposal)
 
     # 5. accept (also: an affirming directive, or the user restating the rule as standing)
-    affirm = _AFFIRM_DIRECTIVE.search(norm) or _ACCEPT_EXTRA.search(norm)
     if (yes or affirm or (standing and not question)) and not one_off:
         return Classification(Act.accept, proposal=proposal)
-    if reaction and not has_task and not question:
+    # A reaction that goes on with the one-off task ("great, and tell him ...") is about
+    # the task, however short the assistant's report of it ("Done, I RSVP'd yes.").
+    continues_task = bool(task_part.strip()) and bool(_TASK_REQUEST.search(norm))
+    if reaction and not has_task and not question and not continues_task:
         return Classification(Act.accept, proposal=proposal)
 
     # 6. implicit (carries on with the immediate task) or no uptake (new subject)
-    if reaction or one_off:
+    if (reaction and task_part.strip()) or one_off:
         return Classification(Act.implicit, proposal=proposal)
     if _refers_to_task(task_part, user):
         return Classification(Act.implicit, proposal=proposal)
