@@ -1094,7 +1094,12 @@ def classify_reply(assistant: str, user: str) -> Classification:
     has_task = len(content_stems(task_part)) >= 3
 
     standing = bool(has_phrase(norm, STANDING) or has_phrase(norm, ("routine", "the rule")))
-    one_off = bool(_ONE_OFF.search(norm)) and not standing
+    # Affirming or standing phrases under a negation ("never do that", "don't make it a
+    # rule") affirm nothing.
+    unnegated = re.sub(r"\b(?:never|don't|do not|doesn't|not|no need to)\b[^.,;!?]*", " ", norm)
+    one_off = bool(_ONE_OFF.search(norm)) and not (
+        has_phrase(unnegated, STANDING) or has_phrase(unnegated, ("routine", "the rule"))
+    )
     negated = (
         _starts_with(norm, _NEGATED_START) is not None
         or bool(_NO_ANYWHERE.search(normalize(user_sents[0])))
@@ -1121,8 +1126,6 @@ def classify_reply(assistant: str, user: str) -> Classification:
     question = norm.rstrip().endswith("?")
 
     # 1. a new subject, with nothing said about the proposal
-    # Affirming phrases under a negation ("never do that") affirm nothing.
-    unnegated = re.sub(r"\b(?:never|don't|do not|doesn't|not|no need to)\b[^.,;!?]*", " ", norm)
     affirm = _AFFIRM_DIRECTIVE.search(unnegated) or _ACCEPT_EXTRA.search(unnegated)
     # "I'll keep doing those myself" affirms the user doing it, not the proposal.
     self_kept = (
@@ -1188,6 +1191,47 @@ def classify_reply(assistant: str, user: str) -> Classification:
     if _refers_to_task(task_part, user):
         return Classification(Act.implicit, proposal=proposal)
     return Classification(Act.no_uptake, proposal=proposal)
+
+
+# --- one-time acceptance ---------------------------------------------------------------
+
+_ONE_TIME = re.compile(
+    r"\b(?:(?:just|only) (?:this|the) (?:once|one time|time)|this (?:once|one time)|"
+    r"this time (?:only|round|around)|(?:just|only) for this (?:one|time)|one[- ]time (?:only|"
+    r"thing|deal)|a one[- ]off)\b"
+)
+_DONE = re.compile(
+    r"^(?:done|all set|sent|ordered|bought|booked|rsvp'd|declined|accepted|forwarded|replied)\b|"
+    r"\b(?:i've|i have|i|i'll|i will|i'm going to|i just|we've)\s+(?:just |already |now |go ahead "
+    r"and )?(?:sent|send|ordered|order|bought|buy|purchased|purchase|rsvp'd|rsvp|accepted|accept|"
+    r"declined|decline|forwarded|forward|replied|reply|emailed|email|texted|text|booked|book|"
+    r"paid|pay|told|tell|placed|put in)\b"
+)
+
+
+def one_time_acceptance(user: str) -> bool:
+    """Does the reply agree for one time only ("yes, just this once", "this time only")?
+
+    Such a reply authorizes a single call, not the standing rule. A refusal that mentions
+    the one time ("no, not even this once") is not an acceptance.
+    """
+    norm = normalize(user)
+    if not _ONE_TIME.search(norm):
+        return False
+    refused = (
+        _starts_with(norm, _NEGATED_START) is not None and not _HEDGED_YES.match(norm)
+    ) or has_phrase(norm, ("not even",)) is not None
+    return not refused
+
+
+def reports_action(text: str, action: ActionType | None = None) -> bool:
+    """Does an assistant turn report doing (or going ahead with) an action ("Done, I RSVP'd
+    yes", "I'll send their parents a yes")? With `action`, one of that kind (or of no
+    recognisable kind)."""
+    return any(
+        _DONE.search(normalize(s)) and action in (None, action_type_of(s), ActionType.other)
+        for s in sentences(text)
+    )
 
 
 def _ASK_ME_ONLY(user: str) -> bool:

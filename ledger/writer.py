@@ -18,11 +18,13 @@ from ledger.classifier import (
     action_type_of,
     detect_user_rule,
     kind_of,
+    one_time_acceptance,
+    reports_action,
 )
 from ledger.model import Act, Arrangement, Evidence, Proposer, Status, Turn
 from ledger.scope import parse_scope
 from ledger.store import Change, LedgerEvent, LedgerStore
-from ledger.text import lexical_similarity
+from ledger.text import lexical_similarity, sentences
 
 Similarity = Callable[[str, str], float]
 
@@ -50,6 +52,9 @@ _STATUS_FOR_ACT = {
     Act.no_uptake: Status.pending,
 }
 ACTIVE = (Status.pending, Status.confirmed, Status.scoped)
+# Acts a one-time acceptance can come with: the rules classifier reads "yes, just this once"
+# as implicit (the standing rule is not accepted), another classifier may say accept.
+_ONCE_ACTS = (Act.accept, Act.scoped, Act.implicit)
 
 
 class LedgerWriter:
@@ -98,7 +103,8 @@ class LedgerWriter:
                     continue
                 if reply is not None:
                     consumed.add(pos + 1)
-                self._proposal(turn, reply, context, result, record)
+                later = [t for t in turns[pos + 2 :] if t.speaker == "assistant"]
+                self._proposal(turn, reply, context, result, record, later)
             elif pos not in consumed:
                 self._user_rule(turn, pending, record)
         if not changes:
@@ -125,6 +131,7 @@ class LedgerWriter:
         context: str,
         result: Classification,
         record: Callable[[Arrangement, str, list[Evidence]], None],
+        later: Sequence[Turn] = (),
     ) -> None:
         assert result.proposal is not None
         evidence = [Evidence.quote(turn)] + ([Evidence.quote(reply)] if reply else [])
@@ -160,10 +167,15 @@ class LedgerWriter:
             record(old, "assistant proposal, revised by the user's reply", evidence)
             record(new, "the user's revised version of the proposal", [Evidence.quote(reply)])
             return
+        if reply is not None and act in _ONCE_ACTS and one_time_acceptance(reply.text):
+            self._single_use(base, turn, reply, result, record, later)
+            return
         status = _STATUS_FOR_ACT.get(act, Status.pending)
         update: dict[str, object] = {"status": status}
         if status == Status.scoped and reply is not None:
-            update["scope"] = parse_scope(reply.text, reply.session_date, result.scope)
+            update["scope"] = parse_scope(
+                reply.text, reply.session_date, result.scope, result.proposal.text
+            )
         reasons = {
             Act.accept: "the user accepted the proposal",
             Act.scoped: "the user accepted the proposal within a scope",
@@ -173,6 +185,41 @@ class LedgerWriter:
             Act.no_uptake: "the user did not take up the proposal",
         }
         record(base.model_copy(update=update), reasons.get(act, "assistant proposal"), evidence)
+
+    def _single_use(
+        self,
+        base: Arrangement,
+        turn: Turn,
+        reply: Turn,
+        result: Classification,
+        record: Callable[[Arrangement, str, list[Evidence]], None],
+        later: Sequence[Turn],
+    ) -> None:
+        """A one-time acceptance ("yes, just this once"): an entry that authorizes one call.
+
+        When the session itself shows that call (the proposal turn goes ahead with the
+        immediate task, or a later assistant turn reports doing it), the one time is used up
+        already and the entry is written consumed: it authorizes nothing later.
+        """
+        assert result.proposal is not None
+        action = result.proposal.action_type
+        task = " ".join(s for s in sentences(turn.text) if s not in result.proposal.text)
+        # The proposal turn's own task is the immediate instance of the rule, whatever its
+        # wording ("I'll send them a yes" for an RSVP); later turns must be of the same kind.
+        used = reports_action(task) or any(reports_action(t.text, action) for t in later)
+        update: dict[str, object] = {
+            "status": Status.scoped if result.act == Act.scoped else Status.confirmed,
+            "single_use": True,
+            "consumed": used,
+        }
+        if result.act == Act.scoped:
+            update["scope"] = parse_scope(
+                reply.text, reply.session_date, result.scope, result.proposal.text
+            )
+        reason = "the user accepted the proposal for one time only, not as a standing rule"
+        if used:
+            reason += "; that one time was used in the same session"
+        record(base.model_copy(update=update), reason, base.evidence)
 
     # -- standing instructions from the user ----------------------------------------------
 

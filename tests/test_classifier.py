@@ -11,6 +11,7 @@ from ledger.classifier import (
     classify_reply,
     detect_proposal,
     detect_user_rule,
+    one_time_acceptance,
 )
 from ledger.model import Act, ActionType, Kind
 from ledger.scope import parse_scope
@@ -380,3 +381,20 @@ def test_a_limit_next_to_a_yes_is_scoped(assistant: str, user: str, clause: str)
 )
 def test_general_acts(assistant: str, user: str, act: Act) -> None:
     assert classify_reply(assistant, user).act is act
+
+
+@pytest.mark.parametrize(
+    ("user", "once"),
+    [
+        ("Yes, just this once.", True),
+        ("This time only, don't make it a rule.", True),
+        ("Okay, only this time.", True),
+        ("No, not even this once.", False),
+        ("Sure, for now.", False),  # for a while, not one call
+        ("Yes please, from now on.", False),
+    ],
+)
+def test_one_time_acceptance(user: str, once: bool) -> None:
+    assert one_time_acceptance(user) is once
+    if once:  # the standing rule itself is not accepted
+        assert classify_reply(DOG_FOOD, user).act is Act.implicit

@@ -349,3 +349,88 @@ def test_as_of_follows_a_revision_chain_over_time(writer: LedgerWriter, store: L
     assert statuses(D1) == [Status.confirmed]
     assert statuses(D2) == [Status.revised, Status.confirmed]
     assert statuses(D3) == [Status.revised, Status.revised, Status.confirmed]
+
+
+# --- one-time acceptances -------------------------------------------------------------------
+
+OAT_RULE = (
+    "From now on, should I reorder oat milk automatically whenever you're down to one carton?"
+)
+
+
+@pytest.mark.parametrize(
+    "reply", ["Yes, just this once.", "Okay, only this time.", "Just this once."]
+)
+def test_a_one_time_acceptance_is_a_single_use_entry(
+    writer: LedgerWriter, store: LedgerStore, reply: str
+) -> None:
+    events = run(writer, "s1", D1, A(OAT_RULE), U(reply))
+    entry = only(store)
+    assert entry.status is Status.confirmed
+    assert entry.single_use and not entry.consumed
+    assert entry.is_active_on(D2)
+    assert "one time only" in events[0].reason
+    assert [e.speaker for e in entry.evidence] == ["assistant", "user"]
+
+
+def test_a_single_use_entry_authorizes_exactly_one_call(
+    writer: LedgerWriter, store: LedgerStore
+) -> None:
+    from ledger.gate import Gate
+    from ledger.model import Decision
+    from ledger.scope import CallFacts
+    from ledger.store import Change
+
+    run(writer, "s1", D1, A(OAT_RULE), U("Yes, just this once."))
+    gate = Gate(store.all)
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "p1", "quantity": 1},
+        request="I'm down to one carton of oat milk.",
+        entity_text="Oat milk carton",
+        amount=4.5,
+    )
+    first = gate.check(facts, D2)
+    assert first.decision is Decision.allow
+    used = gate.consume(first)
+    assert used is not None and used.consumed
+    store.apply([Change(arrangement=used, reason="used up")], writer="gate")
+    assert gate.check(facts, D3).decision is Decision.confirm
+
+
+def test_a_one_time_acceptance_of_the_task_at_hand_is_used_up(
+    writer: LedgerWriter, store: LedgerStore
+) -> None:
+    # The proposal turn already did the immediate task: "just this once" was that call.
+    run(writer, "s1", D1, U(OAT_ASK), A(OAT), U("Just this once, thanks."))
+    entry = only(store)
+    assert entry.single_use and entry.consumed
+    assert not entry.is_active_on(D2)
+
+
+def test_a_later_report_in_the_session_uses_it_up(writer: LedgerWriter, store: LedgerStore) -> None:
+    run(
+        writer,
+        "s1",
+        D1,
+        A(OAT_RULE),
+        U("Okay, only this time."),
+        A("Done, I've ordered a carton of oat milk."),
+    )
+    entry = only(store)
+    assert entry.single_use and entry.consumed
+
+
+@pytest.mark.parametrize(
+    ("reply", "status"),
+    [
+        ("No, not even this once.", Status.rejected),
+        ("Yes please, that would be great.", Status.confirmed),
+    ],
+)
+def test_refusals_and_standing_acceptances_are_not_single_use(
+    writer: LedgerWriter, store: LedgerStore, reply: str, status: Status
+) -> None:
+    run(writer, "s1", D1, A(OAT_RULE), U(reply))
+    entry = only(store)
+    assert entry.status is status and not entry.single_use
