@@ -58,6 +58,15 @@ def _cmd_chat(args: argparse.Namespace) -> int:
     return run_app(settings)
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    settings = _settings_from(args)
+    from tui.demo_app import run_demo
+
+    return run_demo(
+        settings, corpus_dir=args.scenarios, scenario_id=args.scenario, condition=args.condition
+    )
+
+
 def _cmd_classify(args: argparse.Namespace) -> int:
     settings = _settings_from(args)
     from tui.classify_cmd import run_classify
@@ -87,6 +96,32 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--profile", help="profile name (default 'default')")
     chat.add_argument("--plain", action="store_true", help="line REPL on stdin/stdout (no TUI)")
     chat.set_defaults(handler=_cmd_chat)
+
+    demo = sub.add_parser(
+        "demo",
+        help="one scenario's probe, Grounding Layer off and on side by side (Textual TUI)",
+        description=(
+            "Shows a scenario's history session by session, then sends its probe to two "
+            "agents with the same model and memory: left GL off, right GL on. Without "
+            "SCENARIO_ID, a list to choose from."
+        ),
+    )
+    demo.add_argument("scenario", nargs="?", metavar="SCENARIO_ID", help="scenario id")
+    demo.add_argument(
+        "--condition",
+        choices=list("NGIRS"),
+        default="I",
+        help="how the user answered the proposal in the history (default I: ignored)",
+    )
+    demo.add_argument(
+        "--scenarios",
+        metavar="DIR",
+        help="corpus directory (default: the bundled corpus)",
+    )
+    demo.add_argument("--model", help="litellm model string, or 'reference' (offline default)")
+    demo.add_argument("--memory", choices=["none", "history", "chunks", "facts"])
+    demo.add_argument("--api-base", dest="api_base", help="OpenAI-compatible server URL")
+    demo.set_defaults(handler=_cmd_demo)
 
     classify = sub.add_parser(
         "classify",
