@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import sys
 from datetime import date
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from agent.settings import Settings
 from tui.palette import ChatCommands
 from tui.screens.chat import ChatScreen
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
 
 
 class GroundingApp(App[int]):

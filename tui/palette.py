@@ -7,7 +7,6 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from ledger.model import Status
 from tui.screens.chat import ChatScreen
 from tui.widgets.prompt import MEMORY_MODES
 
@@ -50,7 +49,7 @@ class ChatCommands(Provider):
             ("ledger: export", partial(run, "/export"), "write ledger.json and ledger.md"),
         ]
         for entry in chat.snapshot.ledger if chat.snapshot else []:
-            if entry.status != Status.confirmed:
+            if entry.status != "confirmed":
                 commands.append(
                     (
                         f"ledger: confirm {entry.id}",
@@ -58,7 +57,7 @@ class ChatCommands(Provider):
                         entry.content,
                     )
                 )
-            if entry.status != Status.rejected:
+            if entry.status != "rejected":
                 commands.append(
                     (
                         f"ledger: revoke {entry.id}",

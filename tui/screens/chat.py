@@ -27,8 +27,6 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from agent.settings import Settings
-from ledger.model import Arrangement, Turn
 from tui.widgets.conversation import Conversation, NoteKind
 from tui.widgets.decision import Approval, DecisionCard
 from tui.widgets.format import call_text, result_summary
@@ -41,6 +39,8 @@ if TYPE_CHECKING:
     from agent.context import ToolStep
     from agent.factory import TurnResult
     from agent.session import ChatSession
+    from agent.settings import Settings
+    from ledger.model import Arrangement, Turn
     from tools.runtime import ActionRecord
 
 WIDE = 110  # columns from which the side panels sit beside the conversation

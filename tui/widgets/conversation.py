@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from tui.widgets.decision import Approval, DecisionCard
 from tui.widgets.format import call_text, decision_badge, result_summary
@@ -32,6 +32,8 @@ class AssistantTurn(Vertical):
     """The assistant's reply, rendered as Markdown."""
 
     def __init__(self, text: str) -> None:
+        from textual.widgets import Markdown  # markdown-it loads with the first reply
+
         super().__init__(Markdown(text), classes="assistant-turn")
         self.text = text
         self.border_title = "assistant"

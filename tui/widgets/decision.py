@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from rich.text import Text
 from textual import on
@@ -13,8 +13,10 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from ledger.model import GateResult
 from tui.widgets.format import OUTCOME_TEXT, call_text, decision_badge, quote_text
+
+if TYPE_CHECKING:
+    from ledger.model import GateResult
 
 Outcome = Literal["pending", "once", "standing", "declined"]
 Choice = Literal["once", "standing", "declined"]
@@ -107,7 +109,7 @@ class DecisionCard(Vertical, can_focus=True):
                 once, standing, decline = (
                     ("once", "standing", "decline")
                     if self.compact
-                    else ("approve once", "approve and make it standing", "decline")
+                    else ("approve once", "approve + standing", "decline")
                 )
                 yield Button(f"{once} (y)", id="once", compact=True, variant="success")
                 yield Button(f"{standing} (a)", id="standing", compact=True, variant="primary")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from ledger.model import Evidence
+if TYPE_CHECKING:
+    from ledger.model import Evidence
 
 STATUS_STYLE = {
     "pending": "bold black on yellow",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -14,9 +14,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from ledger.model import Arrangement
-from ledger.store import LedgerEvent
 from tui.widgets.format import quote_text, status_badge
+
+if TYPE_CHECKING:
+    from ledger.model import Arrangement
+    from ledger.store import LedgerEvent
 
 MIN_RULE = 20
 # id, status badge, proposer and action columns, each with one cell of padding a side,

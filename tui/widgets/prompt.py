@@ -12,8 +12,6 @@ from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import Input
 
-from tui.plain import parse_days
-
 NEWLINE = "↵"  # stands for a line break of pasted text inside the one-line Input
 MEMORY_MODES = ("none", "history", "chunks", "facts")
 
@@ -70,6 +68,8 @@ def parse_slash(text: str) -> SlashCommand:
     if name not in _SPECS:
         raise SlashError(f"unknown command {name}; /help lists them")
     if name == "/new":
+        from tui.plain import parse_days
+
         try:
             return SlashCommand(name, arg, parse_days(arg) if arg else 0)
         except ValueError as exc:

@@ -11,12 +11,12 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from ledger.model import GateResult
 from tui.widgets.decision import Approval, DecisionCard
 from tui.widgets.format import call_text, decision_badge
 
 if TYPE_CHECKING:
     from agent.memory import MemoryItem
+    from ledger.model import GateResult
     from tools.runtime import ActionRecord
 
 
