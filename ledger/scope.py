@@ -2,7 +2,11 @@
 
 The parser reads general English patterns (money caps, weekdays, times of day,
 "until June", "this month", names, groups, categories, places, channels); the
-matcher compares them with the facts of one call. When a constraint cannot be
+matcher compares them with the facts of one call. Only the part of a reply the
+user allows sets limits; what it hands back ("check with me on anything over
+$100", "not the work ones") bounds or excludes. Every kind of limit must hold on
+its own (a person limit needs the person, a category limit the category), while
+the values listed for one kind are alternatives. When a constraint cannot be
 checked from the facts, the answer is "unknown", which the gate treats as out of
 scope (ask the user).
 """

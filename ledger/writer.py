@@ -6,6 +6,9 @@ Security invariants, enforced here and tested:
   its own proposal;
 - the writer reads `Turn` objects only (user and assistant speech); tool results
   (emails, documents, invitations) are not turns and never reach it.
+
+A one-time acceptance ("yes, just this once") is written as a single-use entry, not a
+standing rule; the gate's `consume` uses it up with the one call it authorizes.
 """
 
 from __future__ import annotations
