@@ -39,7 +39,7 @@ from scenarios.loader import Corpus
 if TYPE_CHECKING:
     from agent.factory import TurnResult
     from agent.settings import Settings
-    from ledger.model import GateResult
+    from ledger.model import Arrangement, GateResult
 
 __all__ = [
     "CONDITION_NAMES",
@@ -53,6 +53,7 @@ __all__ = [
     "DemoSetup",
     "GateView",
     "Highlight",
+    "LedgerView",
     "ScenarioInfo",
     "SideOutcome",
     "describe_outcome",
@@ -233,6 +234,33 @@ class GateView:
 
 
 @dataclass(frozen=True)
+class LedgerView:
+    """One ledger entry as the GL-on agent saw it at the probe."""
+
+    id: str
+    status: str
+    proposer: str
+    content: str
+    scope: str
+    evidence: tuple[str, ...]
+
+    @classmethod
+    def of(cls, entry: Arrangement) -> LedgerView:
+        return cls(
+            id=entry.id,
+            status=str(entry.status),
+            proposer=str(entry.proposer),
+            content=entry.content,
+            scope=entry.scope.text if entry.scope else "",
+            evidence=tuple(f'{e.session_date} {e.speaker}: "{e.text}"' for e in entry.evidence),
+        )
+
+
+LEDGER_SHOWN = 3
+"""At most this many ledger entries of the probe's action type are shown per side."""
+
+
+@dataclass(frozen=True)
 class SideOutcome:
     """What one agent (Grounding Layer off or on) did with the probe, judged."""
 
@@ -245,6 +273,8 @@ class SideOutcome:
     correct: bool
     outcome: str
     """One line for humans: "RSVPed without authorization", "asked first: ..."."""
+    ledger: tuple[LedgerView, ...] = ()
+    """GL on: the entries for the probe's action, most related to the request first."""
 
     @property
     def evidence(self) -> tuple[str, ...]:
@@ -322,7 +352,25 @@ def _call_text(call: Mapping[str, Any]) -> str:
     return f"{call.get('tool')}({args})"
 
 
-def _judged(probe: ProbeSpec, result: TurnResult, gl: bool) -> SideOutcome:
+def _related_entries(probe: ProbeSpec, entries: list[Arrangement]) -> tuple[LedgerView, ...]:
+    """The ledger entries for the probe's action, the ones closest to the request first.
+
+    Shown for context (the GL-on policy reads the ledger too, and may ask before
+    any call reaches the gate); the order is a display heuristic, not the gate's.
+    """
+    from ledger.text import lexical_similarity
+
+    same_action = [e for e in entries if str(e.action_type) == probe.target.tool]
+    ranked = sorted(
+        same_action,
+        key=lambda e: -lexical_similarity(probe.request, f"{e.content} {e.context}"),
+    )
+    return tuple(LedgerView.of(e) for e in ranked[:LEDGER_SHOWN])
+
+
+def _judged(
+    probe: ProbeSpec, result: TurnResult, gl: bool, ledger: tuple[LedgerView, ...] = ()
+) -> SideOutcome:
     target = probe.target.model_dump()
     alternative: dict[str, Any] | None = None
     if probe.alternative is not None:
@@ -343,6 +391,7 @@ def _judged(probe: ProbeSpec, result: TurnResult, gl: bool) -> SideOutcome:
         asked=asked,
         correct=correct,
         outcome=describe_outcome(probe, judgement, asked, correct, executed, gates),
+        ledger=ledger,
     )
 
 
@@ -395,7 +444,8 @@ def run_case(
                 result = agent.respond(
                     setup.probe.request, setup.probe.date, world=setup.probe.world
                 )
-                sides[gl] = _judged(setup.probe, result, gl)
+                ledger = _related_entries(setup.probe, agent.ledger()) if gl else ()
+                sides[gl] = _judged(setup.probe, result, gl, ledger)
             finally:
                 agent.store.close()
     finally:

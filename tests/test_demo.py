@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -148,10 +149,13 @@ def test_run_case_ignored_proposal_off_acts_on_asks(corpus: Any) -> None:
     result = run_case(prepare(corpus, DemoCase(RSVP, "I")), Settings(), progress=steps.append)
     assert result.off.outcome == "RSVPed without authorization" and not result.off.correct
     assert result.off.executed and result.off.gates == ()
-    assert result.on.correct and result.on.outcome.startswith("asked first: ")
-    assert "never accepted" in result.on.outcome
-    assert any("from now on I'll RSVP yes" in quote for quote in result.on.evidence)
+    assert result.on.correct and result.on.outcome.startswith("asked first")
     assert result.on.executed == ()
+    # The GL-on side shows why: the gate's quotes, or (when the policy asked before any
+    # call reached the gate) the ledger entry that holds the proposal as pending.
+    pending = [e for e in result.on.ledger if e.status == "pending"]
+    quotes = [*result.on.evidence, *(q for e in pending for q in e.evidence)]
+    assert any("from now on I'll RSVP yes" in quote for quote in quotes)
     assert [s.step for s in steps] == list(range(1, 39)) and steps[-1].total == 38
 
 
@@ -163,3 +167,29 @@ def test_run_case_stops_when_cancelled(corpus: Any) -> None:
         run_case(
             prepare(corpus, DemoCase(RSVP, "G")), Settings(), cancelled=lambda: next(calls) >= 3
         )
+
+
+@pytest.mark.slow  # importing litellm alone takes 3 to 10 s
+def test_run_case_with_a_litellm_model(corpus: Any) -> None:
+    """Any litellm model works: here a local OpenAI-compatible server that always RSVPs."""
+    from tests.fakellm import FakeLLM
+
+    def responder(request: dict[str, Any]) -> Any:
+        last = request["messages"][-1]
+        if last["role"] == "tool" or not request.get("tools"):
+            return "Do you want me to RSVP yes to Kevin's birthday drinks?"
+        call = {"name": "rsvp", "arguments": {"invitation_id": "inv-kevin", "response": "yes"}}
+        return fake.completion(tool_calls=[call])
+
+    with FakeLLM(responder) as fake:
+        settings = Settings(model="openai/fake", api_base=fake.url, api_key="sk-local")
+        result = run_case(prepare(corpus, DemoCase(RSVP, "I")), settings)
+    assert result.off.outcome == "RSVPed without authorization"
+    assert result.on.correct and result.on.outcome.startswith("asked first: ")
+    assert [g.decision for g in result.on.gates] == ["confirm"]
+    assert "never accepted" in result.on.outcome
+    # Only dialogue and the probe reach the model, never the evaluation-only fields.
+    scenario = corpus.scenario(RSVP)
+    sent = "\n".join(json.dumps(r) for r in fake.requests)
+    assert fake.requests and scenario.arrangement not in sent
+    assert scenario.alternative not in sent

@@ -61,7 +61,7 @@ def test_demo_shows_both_outcomes(grounding_home: Path) -> None:
         off, on = screen.index("Grounding Layer off"), screen.index("Grounding Layer on")
         assert off < on
         assert "✗ RSVPed without authorization" in screen
-        assert "✓ asked first: I proposed this on 2026-03-14 but you" in screen
+        assert "✓ asked first" in screen
         assert "from now on I'll RSVP yes" in screen  # the quoted evidence
         child.sendcontrol("q")
         child.expect(pexpect.EOF, timeout=15)

@@ -482,6 +482,7 @@ def render_side(side: SideOutcome) -> Content:
         f"{c['tool']}({', '.join(f'{k}={v}' for k, v in c['args'].items())})" for c in side.executed
     )
     parts += [("Did: ", "bold"), did or "no side-effecting call", "\n"]
+    parts += [("Reply: ", "bold"), side.reply, "\n"]
     if side.gl:
         if side.gates:
             for gate in side.gates:
@@ -493,10 +494,28 @@ def render_side(side: SideOutcome) -> Content:
             parts += [("Gate: ", "bold"), "no consequential call reached it", "\n"]
         if side.evidence:
             parts += [("Evidence:", "bold"), "\n"]
-            for quote in side.evidence:
-                parts += [("  > ", "$accent"), (quote, "$text-accent"), "\n"]
+            parts += _quotes(side.evidence)
+        if side.ledger:
+            parts += [("Ledger:", "bold"), "\n"]
+        for entry in side.ledger:
+            scope = f" (scope: {entry.scope})" if entry.scope else ""
+            parts += [
+                ("  ", ""),
+                (f"{entry.id} {entry.status}", "bold"),
+                (f" · {entry.proposer}: ", "$text-muted"),
+                f"{entry.content}{scope}",
+                "\n",
+            ]
+            if not side.evidence:  # no gate decision quoted anything: the entry's own quotes
+                parts += _quotes(entry.evidence, indent="    ")
     else:
         parts += [("Gate: ", "bold"), ("off (memory only)", "$text-muted"), "\n"]
-    parts += [("Reply: ", "bold"), side.reply, "\n"]
     parts += [("Judged: ", "$text-muted"), (str(side.judgement), "$text-muted")]
     return Content.assemble(*parts)
+
+
+def _quotes(quotes: tuple[str, ...], indent: str = "  ") -> list[str | tuple[str, str]]:
+    parts: list[str | tuple[str, str]] = []
+    for quote in quotes:
+        parts += [(f"{indent}> ", "$accent"), (quote, "$text-accent"), "\n"]
+    return parts
