@@ -278,8 +278,10 @@ async def test_a_message_shows_tool_cards_a_markdown_reply_and_the_gate(
         await pilot.press(*"hi", "enter")
         await settle(pilot)
         await say(pilot, MARTA)
+        await say(pilot, "/why")
+        assert texts(pilot, Note)[-1].startswith("allow: rsvp")
         sent = [m.text for m in of_type(messages, PromptInput.Sent)]
-        assert sent == ["hi", MARTA]
+        assert sent == ["hi", MARTA, "/why"]
         turns = of_type(messages, ChatScreen.TurnCompleted)
         assert len(turns) == 2
         chat = chat_of(pilot)
@@ -501,6 +503,16 @@ async def test_slash_suggester_completes_commands_and_entry_ids() -> None:
     assert await suggester.get_suggestion("hello") is None
 
 
+async def accept_suggestion(pilot: Pilot[Any], prompt: PromptInput, expected: str) -> None:
+    """Press right (accepts the suggestion) once the suggester's worker has answered."""
+    for _ in range(200):
+        await pilot.press("right")
+        if prompt.value == expected:
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"{prompt.value!r} never completed to {expected!r}")
+
+
 async def test_completion_history_and_multiline_paste(
     run_app: Callable[..., GroundingApp],
 ) -> None:
@@ -511,13 +523,9 @@ async def test_completion_history_and_multiline_paste(
         await settle(pilot)
         prompt = pilot.app.screen.query_one(PromptInput)
         await pilot.press(*"/rev")
-        await pilot.pause(0.1)
-        await pilot.press("right")  # accept the suggestion
-        assert prompt.value == "/revoke "
+        await accept_suggestion(pilot, prompt, "/revoke ")
         await pilot.press("a")
-        await pilot.pause(0.1)
-        await pilot.press("right")
-        assert prompt.value == "/revoke a1"
+        await accept_suggestion(pilot, prompt, "/revoke a1")
         prompt.value = ""
         await say(pilot, "/why")
         await say(pilot, "/help")
@@ -729,6 +737,19 @@ async def test_palette_offers_namespaced_commands(run_app: Callable[..., Groundi
         assert all(": " in t for t in titles)
 
 
+async def palette(pilot: Pilot[Any], query: str) -> None:
+    """Open the command palette, type a query, wait for hits and run the first one."""
+    from textual.command import CommandList
+
+    await pilot.press("ctrl+p")
+    await pilot.press(*query)
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if pilot.app.screen.query_one(CommandList).option_count:
+            break
+    await pilot.press("enter")
+
+
 async def test_palette_runs_gl_toggle_and_session_new(
     run_app: Callable[..., GroundingApp],
 ) -> None:
@@ -737,18 +758,10 @@ async def test_palette_runs_gl_toggle_and_session_new(
     async with app.run_test(size=(100, 30), message_hook=messages.append) as pilot:
         await settle(pilot)
         chat = chat_of(pilot)
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"gl: toggle")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await palette(pilot, "gl: toggle")
         await pilot.pause()
         assert chat.gl is False and "GL off" in chat.title
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"session: new +14d")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await palette(pilot, "session: new +14d")
         await settle(pilot)
         assert [m.command for m in of_type(messages, ChatScreen.CommandDone)] == ["/new"]
         assert chat.snapshot is not None and chat.snapshot.session_date == DAY2
