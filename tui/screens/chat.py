@@ -425,20 +425,20 @@ class ChatScreen(Screen[None]):
     def run_command(self, command: SlashCommand) -> None:
         name, arg = command.name, command.arg
         if name == "/help":
-            self.note(slash_help() + "\n" + KEYS_HELP)
+            self.note(slash_help() + "\n" + KEYS_HELP, "command")
         elif name == "/quit":
             self.app.exit(0)
         elif name == "/gl":
             self.gl = arg == "on"
-            self.note(f"Grounding Layer {arg}")
+            self.note(f"Grounding Layer {arg}", "command")
         elif name == "/why":
             if self.session is None:
                 self.note("The agent is still starting.")
             else:
-                self.note(self.session.why())
+                self.note(self.session.why(), "command")
         elif name == "/ledger":
             self.show_ledger = True
-            self.note(self._ledger_text())
+            self.note(self._ledger_text(), "command")
         elif name == "/new":
             days = command.days
 
