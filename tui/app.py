@@ -63,6 +63,8 @@ def make_app(settings: Settings, today: date | None = None) -> GroundingApp:
 def run_app(settings: Settings, today: date | None = None) -> int:
     app = make_app(settings, today=today)
     result = app.run()
+    if app.chat.job_lock.locked():
+        print("[session] letting the assistant finish its turn…", file=sys.stderr)
     for line in app.close_session():
         print(line, file=sys.stderr)
     print("[session] saved", file=sys.stderr)
