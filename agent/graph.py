@@ -22,8 +22,9 @@ from agent.facts import call_facts
 from agent.llm import PolicyOutput
 from agent.memory import MemoryItem
 from ledger.gate import Gate
-from ledger.model import Decision, GateResult, Turn
+from ledger.model import Arrangement, Decision, GateResult, Turn
 from ledger.provenance import check_provenance
+from ledger.text import lexical_similarity
 from tools.runtime import Toolbox, ToolCall, ToolResult
 from tools.specs import SIDE_EFFECTING
 
@@ -74,6 +75,19 @@ def _step_to_dict(step: ToolStep) -> dict[str, Any]:
         },
         "gate": step.gate.model_dump(mode="json") if step.gate else None,
     }
+
+
+def _similar_exchanges(
+    query: str, recalled: list[MemoryItem], entries: list[Arrangement], k: int = 6
+) -> list[tuple[str, str]]:
+    """The k dialogue exchanges most similar to the call: from what memory recalled and
+    from the turns the ledger quotes (so the check works in every memory mode)."""
+    groups: list[list[tuple[str, str]]] = [[(t.speaker, t.text) for t in i.turns] for i in recalled]
+    groups += [[(e.speaker, e.text) for e in entry.evidence] for entry in entries if entry.evidence]
+    ranked = sorted(
+        groups, key=lambda g: lexical_similarity(query, " ".join(t for _, t in g)), reverse=True
+    )
+    return [turn for group in ranked[:k] for turn in group]
 
 
 def _call_to_dict(call: ToolCall) -> dict[str, Any]:
@@ -142,8 +156,10 @@ def build_graph(rt: Runtime) -> Any:
                 facts = call_facts(call, state["request"], rt.toolbox.world, today)
                 decision = rt.gate.check(facts, today)
                 if decision.allowed and rt.ledger_view is not None:
-                    exchanges = [(t.speaker, t.text) for i in rt.recalled[:6] for t in i.turns]
-                    prov = check_provenance(facts, exchanges, rt.ledger_view())
+                    entries = rt.ledger_view()
+                    query = f"{state['request']} {facts.entity_text}"
+                    exchanges = _similar_exchanges(query, rt.recalled, entries)
+                    prov = check_provenance(facts, exchanges, entries)
                     if not prov.ok:
                         decision = decision.model_copy(
                             update={"decision": Decision.confirm, "reason": prov.reason}

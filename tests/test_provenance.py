@@ -1,0 +1,65 @@
+"""Provenance check: a detail only an assistant turn ever said makes the gate ask."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from ledger.model import Arrangement, Proposer, Status
+from ledger.provenance import check_provenance, distinguishing_details
+from ledger.scope import CallFacts
+
+DAY = date(2027, 1, 5)
+
+
+def _facts(request: str) -> CallFacts:
+    return CallFacts(
+        tool="purchase",
+        args={"product_id": "piranesi-pb"},
+        request=request,
+        entity_text="Piranesi (paperback) format paperback",
+        competing=["Piranesi (hardcover) format hardcover", "Piranesi (audiobook) format audio"],
+    )
+
+
+def _entry(content: str, status: Status) -> Arrangement:
+    return Arrangement(
+        id="a1",
+        proposer=Proposer.assistant,
+        action_type="purchase",
+        content=content,
+        status=status,
+        created_at=DAY,
+        updated_at=DAY,
+    )
+
+
+def test_details_are_what_sets_the_item_apart_minus_the_request() -> None:
+    assert distinguishing_details(_facts("Order me Piranesi")) == {"paperback"}
+    assert distinguishing_details(_facts("Order me Piranesi in paperback")) == set()
+
+
+def test_detail_only_the_assistant_said_fails() -> None:
+    exchanges = [
+        ("user", "Can you get me a copy of Piranesi?"),
+        ("assistant", "Ordering the paperback. Want me to always get paperbacks?"),
+        ("user", "How do I descale a kettle?"),
+    ]
+    result = check_provenance(_facts("Order me Piranesi"), exchanges, [])
+    assert not result.ok
+    assert result.unsupported == ["paperback"]
+    assert "only I ever said" in result.reason
+
+
+def test_detail_from_a_user_turn_or_a_confirmed_entry_passes() -> None:
+    user_said = [("user", "I only read paperbacks these days."), ("assistant", "Noted.")]
+    assert check_provenance(_facts("Order me Piranesi"), user_said, []).ok
+    me_only = [("assistant", "Ordering the paperback.")]
+    confirmed = [_entry("always buy the paperback edition", Status.confirmed)]
+    assert check_provenance(_facts("Order me Piranesi"), me_only, confirmed).ok
+    pending = [_entry("always buy the paperback edition", Status.pending)]
+    assert not check_provenance(_facts("Order me Piranesi"), me_only, pending).ok
+
+
+def test_a_detail_stated_in_the_request_needs_no_history() -> None:
+    result = check_provenance(_facts("Order me the paperback of Piranesi"), [], [])
+    assert result.ok and result.unsupported == []
