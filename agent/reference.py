@@ -1,46 +1,968 @@
 """The offline reference policy: a deterministic baseline that trusts its memory.
 
-It recognises requests about invitations, purchases and messages, calls the
-read-only tools, looks in what memory returned for a standing arrangement that
-fits the request (whoever said it, accepted or not: that is the failure the
-paper found in LLM agents), acts on it if one covers the request and otherwise
-asks. After a one-off action it proposes a standing arrangement, so a live chat
-produces proposals to accept or ignore. It reads only its `AgentInput`.
+It reads the world first (invitations, products, documents; then contacts or the
+calendar), decides which kind of action the request is about, and looks in what
+memory returned (and, with the Grounding Layer on, in the ledger) for a standing
+arrangement that covers the request: an assistant proposal with its follow-up, or
+an instruction the user gave. Whoever said it and whether or not the user ever
+agreed (that is the failure the paper found in LLM agents), it applies the most
+recent relevant rule: the response it implies, the product, document or recipient
+its words pick, the calendar condition it states. A rule that says to ask, no rule
+and an ambiguous choice all end in a question. When the gate blocks a call and
+names a newer rule (`follow_revision`), it re-plans with that rule.
+
+After a one-off action it offers a standing arrangement, so a live chat produces
+proposals to accept or ignore. It reads only its `AgentInput`: dialogue text and
+tool results, never anything evaluation-only.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from agent.context import AgentInput, ToolStep
 from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
-from ledger.gate import implied_response, is_ask_text
-from ledger.model import ActionType
-from ledger.text import content_stems, lexical_similarity, normalize, stem
+from ledger.model import ActionType, Arrangement, Status, Turn
+from ledger.text import STOPWORDS, normalize, sentences, stem
 from tools.runtime import ToolCall
 
-_READ_FOR = {
-    ActionType.rsvp: ["list_invitations"],
-    ActionType.purchase: ["search_products"],
-    ActionType.send: ["find_documents", "lookup_contact"],
+SIDE_EFFECTING = ("rsvp", "purchase", "send")
+_READS = ("list_invitations", "search_products", "find_documents")
+EVENT_HOURS = 2  # how long an invitation is assumed to last when checking the calendar
+
+# -- words ---------------------------------------------------------------------------
+
+_SYNONYMS = {
+    "pound": "lb",
+    "pounds": "lb",
+    "lbs": "lb",
+    "ounce": "oz",
+    "ounces": "oz",
+    "regular": "standard",
+    "normal": "standard",
+    "biggest": "largest",
+    "bigger": "larger",
+    "invite": "invitation",
+    "invites": "invitation",
+    "invited": "invitation",
+    "inviting": "invitation",
+    "e-mail": "email",
+    "mon": "monday",
+    "tue": "tuesday",
+    "tues": "tuesday",
+    "wed": "wednesday",
+    "thu": "thursday",
+    "thur": "thursday",
+    "thurs": "thursday",
+    "fri": "friday",
+    "sat": "saturday",
+    "sun": "sunday",
+    "jan": "january",
+    "feb": "february",
+    "mar": "march",
+    "apr": "april",
+    "jun": "june",
+    "jul": "july",
+    "aug": "august",
+    "sep": "september",
+    "sept": "september",
+    "oct": "october",
+    "nov": "november",
+    "dec": "december",
 }
-_GENERIC = {
-    stem(w)
-    for w in (
-        "me my please can could you would order buy get send email rsvp invite invited invitation"
-    ).split()
+# Words that say nothing about which rule or item is meant.
+_NOISE = STOPWORDS | {
+    "please",
+    "thanks",
+    "hey",
+    "let",
+    "know",
+    "think",
+    "really",
+    "actually",
+    "still",
+    "ever",
+    "every",
+    "whenever",
+    "anything",
+    "something",
+    "someone",
+    "anyone",
+    "everything",
+    "thing",
+    "things",
+    "way",
+    "lot",
+    "much",
+    "many",
+    "well",
+    "even",
+    "yet",
+    "always",
+    "never",
+    "now",
+    "soon",
+    "time",
+    "times",
+    "need",
+    "needs",
+    "wants",
+    "one",
+    "ones",
+    "done",
+    "will",
+    "i'll",
+    "i'd",
+    "i've",
+    "you'll",
+    "you've",
+    "we're",
+    "they're",
+    "there's",
+    "here's",
+    "what's",
+    "don't",
+    "won't",
+    "didn't",
+    "isn't",
+    "can",
+    "able",
+    "sure",
+    "great",
+    "perfect",
+    "deal",
+    "noted",
+    "understood",
+    "got",
+    "going",
+    "forward",
+    "default",
+    "rule",
 }
+# Words of the action itself: shared by every rule of a kind, so no help in telling them apart.
+_ACTION_NOISE = frozenset(
+    {
+        "invitation",
+        "rsvp",
+        "reply",
+        "respond",
+        "answer",
+        "order",
+        "buy",
+        "purchase",
+        "reorder",
+        "send",
+        "sent",
+        "email",
+        "forward",
+        "document",
+        "docs",
+        "doc",
+        "attach",
+        "yes",
+        "maybe",
+        "accept",
+        "decline",
+    }
+)
+
+
+def _norm_word(word: str) -> str:
+    word = _SYNONYMS.get(word, word)
+    for _ in range(2):  # "meetings" -> "meeting" -> "meet"
+        word = stem(word)
+    return word[:5]
+
+
+def terms(text: str, noise: Iterable[str] = ()) -> list[str]:
+    """Comparable word forms: lower case, synonyms, stems cut to five letters, no filler."""
+    return list(_terms(text, frozenset(noise)))
+
+
+@lru_cache(maxsize=64)
+def _forms(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(_norm_word(_SYNONYMS.get(w, w)) for w in words)
+
+
+@lru_cache(maxsize=65536)
+def _terms(text: str, noise: frozenset[str]) -> tuple[str, ...]:
+    drop = _NOISE | noise
+    drop_forms = _forms(frozenset(drop))
+    norm = re.sub(r"'s\b", "", normalize(text))
+    out = []
+    for word in re.findall(r"[a-z0-9]+(?:'[a-z]+)?", norm):
+        word = _SYNONYMS.get(word, word)
+        word = re.sub(r"^(\d+)(?:st|nd|rd|th)$", r"\1", word)  # "the 25th" -> 25
+        if word in drop or word in ("s", "t"):
+            continue
+        form = _norm_word(word)
+        if form and form not in drop_forms:
+            out.append(form)
+    return tuple(out)
+
+
+def term_set(text: str, noise: Iterable[str] = ()) -> set[str]:
+    return set(_terms(text, frozenset(noise)))
+
+
+# A clause that starts with one of these says what not to do ("not the refundable fare").
+_NEGATORS = (
+    r"not|never|no longer|no more|instead of|rather than|other than|except|without|skip|"
+    r"skipping|stop|stopped|quit|drop|dropping|done with|don't|won't|against|avoid"
+)
+# A condition ("whenever you ask for a book", "for anything with your SSN on it") says
+# when a rule applies, not what it picks.
+_CONDITIONS = r"whenever|when|if|as long as|for any(?:thing|one)?|for every\w*|for all"
+_CLAUSE_SPLIT = re.compile(
+    rf"[,;:()\u2014]|\s-\s|\bbut\b|\band\b(?= (?:{_NEGATORS})\b)|(?=\b(?:{_NEGATORS})\b)|"
+    rf"(?=\b(?:{_CONDITIONS})\b)"
+)
+_NEUTRAL_START = re.compile(
+    rf"^\s*(?:since|because|as|so that|which|that way|then|{_CONDITIONS})\b"
+)
+_STANDING_CUE = re.compile(
+    r"\b(?:from now on|going forward|from here on|by default|default|whenever|every time|"
+    r"each time|always|any time|next time|as a rule|the rule|standing|instead|anymore|"
+    r"from then on|in future|in the future|as they (?:come|arrive)|go-to|usual)\b"
+)
+
+
+@lru_cache(maxsize=8192)
+def weighted_terms(text: str) -> dict[str, float]:
+    """Terms of a rule with a sign: what it asks for (+) and what it rules out (-).
+
+    Sentences that carry the standing part weigh double; "since ..." explanations
+    weigh nothing.
+    """
+    weights: dict[str, float] = {}
+    for sentence in sentences(text):
+        norm = normalize(sentence)
+        base = 2.0 if _STANDING_CUE.search(norm) else 1.0
+        negated = False
+        for clause in _CLAUSE_SPLIT.split(norm):
+            clause = clause or ""
+            if not clause.strip():
+                continue
+            starts_negated = re.match(rf"^\s*(?:{_NEGATORS})\b", clause) is not None
+            if _NEUTRAL_START.match(clause):
+                continue
+            negated = starts_negated
+            sign = -1.0 if negated else 1.0
+            for term in set(terms(clause)):
+                weights[term] = weights.get(term, 0.0) + sign * base
+    return weights
+
+
+# -- what a rule says ---------------------------------------------------------------
+
+_ASK = re.compile(
+    r"\b(?:ask (?:me|us|you)|check with (?:me|you|us)|run (?:it|them|those|each one|these)?\s?"
+    r"(?:by|past) (?:me|you)|confirm with (?:me|you)|let me (?:decide|choose|pick|approve|"
+    r"review|see|weigh|look|know first)|i'll (?:decide|pick|choose)|(?:i want|i'd like) to "
+    r"(?:decide|see|weigh|pick|look|choose|think)|i'd (?:rather|like a look)|bring (?:it|them|"
+    r"those|each one)?\s?to (?:me|you)|pass (?:it|them|those)? ?to (?:me|you)|flag (?:it|them|"
+    r"those) for (?:me|you)|(?:come|comes) to (?:you|me) first|leave (?:it|them|those) (?:with|to)"
+    r" me|show me|before (?:you|i) (?:reply|answer|buy|order|send|book|commit|accept|pick)|"
+    r"see (?:it|them|each one|every one|each) first|hold off)\b"
+)
+_ACTS = re.compile(
+    r"\b(?:accept|accepted|decline|declined|turn (?:it |them |those )?down|say yes|say no|"
+    r"a yes|a no|rsvp|maybe|mark|put (?:you|me) down|order|reorder|restock|buy|get|gets|"
+    r"pick|go with|send|sent|forward|file|email|attach|goes? (?:out|to|through)|"
+    r"come in|comes in|be declined|get declined|get a)\b"
+)
+
+
+def says_ask(text: str, speaker: str) -> bool:
+    """Does this rule tell the assistant to ask the user instead of acting?
+
+    A user's instruction asks when it says so; an assistant's restatement asks when
+    no clause of it still commits to acting ("I'll ask you each time").
+    """
+    norm = normalize(text)
+    if not _ASK.search(norm):
+        return False
+    if speaker == "user":
+        return True
+    for clause in re.split(r"[;.!?]|\bbut\b|,", norm):
+        if _ASK.search(clause) or re.search(rf"\b(?:{_NEGATORS})\b", clause):
+            continue
+        if _ACTS.search(clause):
+            return False
+    return True
+
+
+_RESPONSE_CUES = {
+    "yes": re.compile(
+        r"\b(?:yes|accept|accepts|accepted|accepting|attend|count (?:me|you) in|"
+        r"(?:i'm|you're) in|take (?:them|it|those|the next)|say yes)\b"
+    ),
+    "no": re.compile(
+        r"\b(?:decline|declines|declined|declining|turn (?:it|them|those|these)? ?down|"
+        r"turned down|turning down|(?:a|say|saying|rsvp|reply|answer|polite|flat) no|regrets|"
+        r"can't make it)\b"
+    ),
+    "maybe": re.compile(r"\b(?:maybe|maybes|tentative|tentatively)\b"),
+}
+
+
+def implied_response(text: str) -> str | None:
+    """The RSVP response a rule implies, weighing standing sentences and negation."""
+    votes = {r: 0.0 for r in _RESPONSE_CUES}
+    for sentence in sentences(text):
+        norm = normalize(sentence)
+        base = 2.0 if _STANDING_CUE.search(norm) else 1.0
+        for clause in _CLAUSE_SPLIT.split(norm):
+            if not clause or _NEUTRAL_START.match(clause):
+                continue
+            negated = re.match(rf"^\s*(?:{_NEGATORS})\b", clause) is not None
+            for response, cue in _RESPONSE_CUES.items():
+                if cue.search(clause):
+                    votes[response] += -base if negated else base
+    best = max(votes.values())
+    winners = [r for r, v in votes.items() if v == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None
+
+
+_FREE = re.compile(
+    r"\b(?:you're|you are|you look|i'm|i am) (?:free|open|available)\b|"
+    r"\bcalendar(?:'s| is)? (?:clear|open|free|empty)\b|\bcalendar\b.{0,20}\b(?:clear|open|free)\b|"
+    r"\bwhen(?:ever)? (?:you're|you are) free\b|\bnothing (?:on|else) (?:then|that)\b|"
+    r"\bonly bother you when there's a conflict\b"
+)
+_BUSY = re.compile(
+    r"\b(?:lands? on|running into|runs? into|clash\w*|conflict\w*|collid\w*|"
+    r"you're scheduled|you are scheduled|on shift|on top of)\b"
+)
+
+
+def calendar_condition(text: str) -> str | None:
+    """`free` when the rule applies only if the calendar is free, `busy` only on a clash."""
+    norm = normalize(text)
+    if _FREE.search(norm):
+        return "free"
+    if re.search(r"\beven (?:if|when|though)\b", norm):
+        return None
+    if _BUSY.search(norm):
+        return "busy"
+    return None
+
+
+# -- rules -----------------------------------------------------------------------------
 
 
 @dataclass
 class Rule:
-    text: str
-    when: str
-    score: float
+    """A standing statement found in memory, the ledger or a gate decision."""
+
+    text: str  # the turn (or ledger content) that states it, in full
+    speaker: str  # who stated it
+    when: tuple[str, str, int]  # (date, session, turn index): later rules win
+    context: str = ""  # what the user had said just before
+    follow: str = ""  # the assistant's restatement after the user's reply
+    source: str = "memory"
+    relevance: float = 0.0
+    action: ActionType = ActionType.other
+    entry_id: str | None = None  # the ledger entry it came from, if any
+    detail: dict[str, float] = field(default_factory=dict)  # the parts of `relevance`
+
+    @property
+    def words(self) -> str:
+        """Everything the rule says, for applying it."""
+        return f"{self.text} {self.follow}".strip()
+
+    @property
+    def about(self) -> str:
+        """Everything around the rule, for judging whether it concerns a request."""
+        return f"{self.context} {self.text} {self.follow}".strip()
+
+    @property
+    def asks(self) -> bool:
+        if self.speaker == "assistant" and detect_proposal(self.text) is not None:
+            return False  # an offer to act; its follow-up may mention asking for the rest
+        return says_ask(self.words, self.speaker)
+
+
+_ACK = re.compile(
+    r"^(?:will do|done|got it|understood|noted|deal|locked in|great|perfect|fair enough|"
+    r"makes sense|okay|ok|sure|consider it|of course|sounds good|all right|alright)\b"
+)
+
+
+def _ordered_turns(inp: AgentInput) -> list[Turn]:
+    seen: dict[tuple[str, int], Turn] = {}
+    for item in inp.memory:
+        for turn in item.turns:
+            seen.setdefault((turn.session_id, turn.index), turn)
+    for turn in inp.session:
+        seen.setdefault((turn.session_id, turn.index), turn)
+    return sorted(seen.values(), key=lambda t: (t.session_date, t.session_id, t.index))
+
+
+def rules_from_memory(inp: AgentInput) -> list[Rule]:
+    """Standing statements in the recalled dialogue: proposals, user instructions, restatements."""
+    turns = _ordered_turns(inp)
+    at = {(t.session_id, t.index): t for t in turns}
+    rules: list[Rule] = []
+    used: set[tuple[str, int]] = set()
+    for turn in turns:
+        key = (turn.session_id, turn.index)
+        if key in used:
+            continue
+        before = at.get((turn.session_id, turn.index - 1))
+        after = at.get((turn.session_id, turn.index + 1))
+        when = (turn.session_date.isoformat(), turn.session_id, turn.index)
+        if turn.speaker == "assistant":
+            if detect_proposal(turn.text) is not None:
+                follow = at.get((turn.session_id, turn.index + 2))
+                follow_text = ""
+                if (
+                    after is not None
+                    and after.speaker == "user"
+                    and follow is not None
+                    and follow.speaker == "assistant"
+                    and detect_proposal(follow.text) is None
+                ):
+                    follow_text = follow.text
+                    used.add((follow.session_id, follow.index))
+                if after is not None and after.speaker == "user":
+                    used.add((after.session_id, after.index))  # the reply, not an instruction
+                context = before.text if before is not None and before.speaker == "user" else ""
+                rules.append(Rule(turn.text, "assistant", when, context, follow_text))
+            elif _ACK.match(normalize(turn.text)) and _STANDING_CUE.search(normalize(turn.text)):
+                # A restatement whose proposal was not recalled ("Done. X from now on.").
+                context = before.text if before is not None else ""
+                rules.append(Rule(turn.text, "assistant", when, context))
+            elif _ACK.match(normalize(turn.text)) and before is None:
+                rules.append(Rule(turn.text, "assistant", when))
+        elif detect_user_rule(turn.text):
+            ack = after.text if after is not None and after.speaker == "assistant" else ""
+            if ack:
+                used.add((after.session_id, after.index))  # type: ignore[union-attr]
+            rules.append(Rule(turn.text, "user", when, follow=ack))
+    return rules
+
+
+def rules_from_ledger(inp: AgentInput) -> list[Rule]:
+    """The ledger's current entries (Grounding Layer on): replaced ones are left out."""
+    rules = []
+    for entry in inp.ledger:
+        if entry.status == Status.revised or entry.superseded_by:
+            continue
+        quoted = [e for e in entry.evidence if e.speaker == entry.proposer.value]
+        text = quoted[0].text if quoted else entry.content
+        if entry.content not in text:
+            text = f"{entry.content} {text}"
+        day = entry.updated_at if entry.proposer.value == "user" else entry.created_at
+        first = quoted[0] if quoted else None
+        when = (
+            day.isoformat(),
+            first.session_id if first else "",
+            first.turn_index if first else 0,
+        )
+        # A user's instruction is judged by its own words: the writer's link to an
+        # earlier entry (whose context it would inherit) can be wrong.
+        context = entry.context if entry.proposer.value == "assistant" else ""
+        rules.append(
+            Rule(text, entry.proposer.value, when, context, source="ledger", entry_id=entry.id)
+        )
+    return rules
+
+
+def ledger_entry(rule: Rule, ledger: list[Arrangement]) -> Arrangement | None:
+    """The ledger entry a rule corresponds to: its own, or the one quoting its turn."""
+    if rule.entry_id is not None:
+        return next((e for e in ledger if e.id == rule.entry_id), None)
+    _, session, index = rule.when
+    for entry in ledger:
+        for quote in entry.evidence:
+            if (quote.session_id, quote.turn_index, quote.speaker) == (
+                session,
+                index,
+                rule.speaker,
+            ):
+                return entry
+    return None
+
+
+def latest_version(entry: Arrangement, ledger: list[Arrangement]) -> Arrangement:
+    """Follow `superseded_by` links to the entry that replaced this one, if any."""
+    by_id = {e.id: e for e in ledger}
+    seen = {entry.id}
+    while entry.superseded_by and entry.superseded_by in by_id:
+        entry = by_id[entry.superseded_by]
+        if entry.id in seen:
+            break
+        seen.add(entry.id)
+    return entry
+
+
+# -- reading tool results ------------------------------------------------------------------
+
+
+def _data(step: ToolStep) -> Any:
+    if step.result is None or not step.result.ok:
+        return None
+    try:
+        return json.loads(step.result.content)
+    except ValueError:
+        return None
+
+
+@dataclass
+class Seen:
+    """What the read-only tools returned so far in this turn."""
+
+    invitations: list[dict[str, Any]] = field(default_factory=list)
+    products: list[dict[str, Any]] = field(default_factory=list)
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    contacts: list[dict[str, Any]] = field(default_factory=list)
+    calendar: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    done: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, steps: list[ToolStep]) -> Seen:
+        seen = cls()
+        for step in steps:
+            seen.done.add(step.call.name)
+            data = _data(step)
+            if not isinstance(data, dict):
+                continue
+            if step.call.name == "list_invitations":
+                seen.invitations = list(data.get("invitations", []))
+            elif step.call.name == "search_products":
+                seen.products = list(data.get("products", []))
+            elif step.call.name == "find_documents":
+                seen.documents = list(data.get("documents", []))
+            elif step.call.name == "lookup_contact":
+                seen.contacts = list(data.get("contacts", []))
+            elif step.call.name == "check_calendar":
+                key = (str(step.call.args.get("start")), str(step.call.args.get("end")))
+                seen.calendar[key] = data
+        return seen
+
+
+def invitation_text(inv: dict[str, Any]) -> str:
+    return f"{inv.get('from', '')} {inv.get('event', '')}"
+
+
+def product_text(product: dict[str, Any]) -> str:
+    words = [str(product.get("title", ""))]
+    for key, value in (product.get("attributes") or {}).items():
+        if value is True:
+            words.append(str(key).replace("_", " "))  # "refundable: true" reads "refundable"
+        elif value not in (False, None):
+            words.append(str(value))
+    return " ".join(words)
+
+
+def document_text(doc: dict[str, Any]) -> str:
+    return f"{doc.get('title', '')} {str(doc.get('body', ''))[:160]}"
+
+
+def contact_text(contact: dict[str, Any]) -> str:
+    email = str(contact.get("email", ""))
+    local, _, domain = email.partition("@")
+    return f"{contact.get('name', '')} {contact.get('relation', '')} {local} {domain.split('.')[0]}"
+
+
+def _window(inv: dict[str, Any]) -> tuple[str, str] | None:
+    try:
+        start = datetime.fromisoformat(str(inv.get("when", "")).replace("Z", ""))
+    except ValueError:
+        return None
+    end = start + timedelta(hours=EVENT_HOURS)
+    return start.isoformat(timespec="minutes"), end.isoformat(timespec="minutes")
+
+
+# -- choosing --------------------------------------------------------------------------------
+
+
+def _overlap(a: set[str], b: set[str]) -> int:
+    return len(a & b)
+
+
+def best_by(
+    items: list[dict[str, Any]], score: Callable[[dict[str, Any]], float]
+) -> list[dict[str, Any]]:
+    """The items with the highest positive score."""
+    scored = [(score(i), i) for i in items]
+    top = max((s for s, _ in scored), default=0.0)
+    return [i for s, i in scored if s == top and s > 0]
+
+
+def rule_preference(rule: str, text: str) -> float:
+    weights = weighted_terms(rule)
+    return sum(weights.get(t, 0.0) for t in term_set(text))
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(ml|l|oz|lb|g|kg|count|ct|pack|pk|rolls?|pods?)\b")
+_UNIT = {"ml": 1.0, "l": 1000.0, "oz": 28.35, "lb": 453.6, "g": 1.0, "kg": 1000.0}
+
+
+def _size(product: dict[str, Any]) -> float | None:
+    text = normalize(product_text(product)).replace("pound", "lb").replace("ounce", "oz")
+    found = _SIZE.findall(text)
+    if not found:
+        return None
+    value, unit = found[-1]
+    return float(value) * _UNIT.get(unit, 1.0)
+
+
+def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Apply "the biggest", "the cheapest", "what you bought last time" to the candidates."""
+    norm = normalize(rule)
+    if re.search(r"\b(?:biggest|largest|bigger|larger|bulk|giant)\b", norm):
+        sized = [(s, p) for p in items if (s := _size(p)) is not None]
+        if len(sized) == len(items) and sized:
+            top = max(s for s, _ in sized)
+            return [p for s, p in sized if s == top]
+        labelled = [p for p in items if "large" in normalize(product_text(p))]
+        return labelled or items
+    if re.search(r"\b(?:smallest|smaller|standard size|regular size)\b", norm):
+        sized = [(s, p) for p in items if (s := _size(p)) is not None]
+        if len(sized) == len(items) and sized:
+            low = min(s for s, _ in sized)
+            return [p for s, p in sized if s == low]
+    if re.search(r"\b(?:cheapest|lowest price|least expensive|cheaper)\b", norm):
+        low = min(float(p.get("price", 0)) for p in items)
+        return [p for p in items if float(p.get("price", 0)) == low]
+    if re.search(
+        r"\b(?:last time|bought before|same (?:one|item|product|kind)|as before|usual|"
+        r"whatever you bought|you bought|the same)\b",
+        norm,
+    ):
+        before = [
+            p
+            for p in items
+            if any(re.search(r"last|previous", str(k)) for k in (p.get("attributes") or {}))
+        ]
+        return before or items
+    return items
+
+
+def request_match(want: set[str], item: dict[str, Any], text_of: Callable[..., str]) -> float:
+    """How well an item matches the request: words of its title count fully, the rest half."""
+    head = term_set(str(item.get("title", ""))) if "body" in item else term_set(text_of(item))
+    rest = term_set(text_of(item)) - head
+    return len(want & head) + 0.5 * len(want & rest)
+
+
+def named_items(
+    items: list[dict[str, Any]], request: str, text_of: Callable[..., str]
+) -> list[dict[str, Any]]:
+    """The items the request fits best (all of them when it fits none)."""
+    want = term_set(request, _ACTION_NOISE)
+    return best_by(items, lambda i: request_match(want, i, text_of)) or list(items)
+
+
+def choose(
+    items: list[dict[str, Any]],
+    request: str,
+    rule: str | None,
+    text_of: Callable[[dict[str, Any]], str],
+) -> dict[str, Any] | None:
+    """The one item the request names and the rule picks among them; None when ambiguous.
+
+    Without a rule only the best match for the request counts; a rule may also pick
+    an item the request fits nearly as well ("the poster file": the PDF proof, not
+    the working file, when the rule says proofs).
+    """
+    want = term_set(request, _ACTION_NOISE)
+
+    def fit(item: dict[str, Any]) -> float:
+        return request_match(want, item, text_of)
+
+    best = max((fit(i) for i in items), default=0.0)
+    if not rule:
+        pool = best_by(items, fit) or list(items)
+    else:
+        near = [i for i in items if fit(i) > 0 and fit(i) >= best - 1.0] or list(items)
+        pool = best_by(near, lambda i: rule_preference(rule, text_of(i))) or near
+        if len(pool) > 1:
+            pool = _superlative_pick(rule, pool)
+        if len(pool) > 1:
+            pool = best_by(pool, fit) or pool
+    if len(pool) > 1 and _RECENT.search(normalize(request)):
+        pool = _newest(pool, text_of)
+    return pool[0] if len(pool) == 1 else None
+
+
+_RECENT = re.compile(r"\b(?:sent|came|come in|arrived|just|new|latest|last week|recent\w*|got)\b")
+_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b|\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def _newest(
+    items: list[dict[str, Any]], text_of: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """Among otherwise equal items, the one with the latest date ("the EOB that just came")."""
+    dated = []
+    for item in items:
+        found = []
+        for m in _DATE.finditer(text_of(item)):
+            if m.group(3):
+                found.append((int(m.group(3)), int(m.group(1)), int(m.group(2))))
+            else:
+                found.append((int(m.group(4)), int(m.group(5)), int(m.group(6))))
+        dated.append((max(found) if found else None, item))
+    if any(d is None for d, _ in dated):
+        return items
+    top = max(d for d, _ in dated if d is not None)
+    return [i for d, i in dated if d == top]
+
+
+def candidates(request: str, seen: Seen, action: ActionType) -> list[str]:
+    """Texts of the items the request could mean, for judging which rule picks among them."""
+    if action == ActionType.purchase:
+        return [product_text(p) for p in named_items(seen.products, request, product_text)]
+    if action == ActionType.send:
+        return [document_text(d) for d in named_items(seen.documents, request, document_text)]
+    return []
+
+
+_FROM_PHRASE = re.compile(r"(\S+)\s+from\s+([^,.;!?]+)")
+
+
+def _named(request: str) -> tuple[set[str], set[str]]:
+    """Terms of the request, and those of "from ..." phrases that name an origin.
+
+    "Jenna from design" names Jenna by her team; "a statement came from Lakeview"
+    and "the folio from the Chicago trip" only say where something came from.
+    """
+    origin: set[str] = set()
+    for match in _FROM_PHRASE.finditer(request):
+        if not match.group(1)[:1].isupper():
+            origin |= term_set(match.group(2))
+    return term_set(request, _ACTION_NOISE), origin
+
+
+_SENDS_TO = re.compile(
+    r"\b(?:to|send|sent|sending|email|emailed|forward|forwarded|cc|with)\s+(?:it\s+to\s+)?"
+    r"([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*|him|her|them)\b"
+)
+_CAPITALISED = re.compile(r"\b[A-Z][a-z][\w'-]*")
+
+
+def rule_recipients(rule: str, contacts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Contacts a rule sends to: "to Tomasz", "straight to her" (the person it named)."""
+    named_in_rule = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(rule)}
+
+    def first_names(c: dict[str, Any]) -> set[str]:
+        return {w.lower() for w in re.findall(r"[A-Za-z][\w'-]+", str(c.get("name", "")))}
+
+    mentioned = [c for c in contacts if first_names(c) & named_in_rule]
+    found: list[dict[str, Any]] = []
+    pronoun = False
+    for match in _SENDS_TO.finditer(rule):
+        target = match.group(1)
+        if target in ("him", "her", "them"):
+            pronoun = True
+            continue
+        words = {w.lower().removesuffix("'s") for w in target.split()}
+        found += [c for c in contacts if first_names(c) & words and c not in found]
+    if pronoun and not found:
+        found = mentioned  # "forward it to her": the person the rule talked about
+    return found
+
+
+def choose_recipient(
+    contacts: list[dict[str, Any]], request: str, rule: str | None
+) -> dict[str, Any] | None:
+    """Whom to send to: someone the request names, or else whom the rule names."""
+    words, origin = _named(request)
+    words -= origin
+    rule_norm = normalize(rule or "")
+    addressed = rule_recipients(rule, contacts) if rule else []
+
+    def by_name(c: dict[str, Any]) -> int:
+        return _overlap(words, term_set(str(c.get("name", ""))))
+
+    def by_relation(c: dict[str, Any]) -> int:
+        return _overlap(words, term_set(contact_text(c)))
+
+    def by_rule(c: dict[str, Any]) -> float:
+        if not rule:
+            return 0.0
+        email = str(c.get("email", "")).lower()
+        if email and email in rule_norm:
+            return 100.0
+        score = rule_preference(rule, contact_text(c)) + 2 * rule_preference(
+            rule, str(c.get("name", ""))
+        )
+        return score + (10.0 if c in addressed else 0.0)
+
+    named = best_by(contacts, by_name)
+    if named:
+        # Others described by the same words ("Fernleaf": its billing inbox and its art
+        # director) are candidates too; the rule decides between them.
+        naming = set().union(*(words & term_set(str(c.get("name", ""))) for c in named))
+        related = [c for c in contacts if c not in named and naming <= term_set(contact_text(c))]
+        pool = named + related
+    else:
+        pool = [c for c in contacts if by_relation(c) > 0]
+        strong = [c for c in contacts if by_rule(c) >= 10.0]
+        pool = pool + [c for c in strong if c not in pool]
+        if not pool:
+            pool = list(contacts)
+    if len(pool) > 1 and rule:
+        pool = best_by(pool, by_rule) or pool
+    if len(pool) > 1 and rule:
+        pool = best_by(pool, lambda c: 10 * by_name(c) + by_relation(c)) or pool
+    return pool[0] if len(pool) == 1 else None
+
+
+# -- relevance ---------------------------------------------------------------------------------
+
+_DOMAIN_CUES = {
+    ActionType.rsvp: re.compile(
+        r"\b(?:rsvp\w*|invit\w*|accept\w*|declin\w*|turn(?:ing|ed)? (?:\w+ )?down|a yes|a no|"
+        r"maybe|attend\w*|put (?:you|me) down|mark (?:you|me|it)|count (?:you|me) in|"
+        r"(?:you're|i'm) in|events?|parties|party|mixers?|webinars?|openings?|meetings?)\b"
+    ),
+    ActionType.purchase: re.compile(
+        r"\b(?:order\w*|buy\w*|bought|purchas\w*|reorder\w*|restock\w*|booking|book (?:the|a|my|"
+        r"your)|got (?:you|her|him|them) a|delivery|deliver\w*|refurbished|size|edition)\b|\$\d"
+    ),
+    ActionType.send: re.compile(
+        r"\b(?:send\w*|sent|e-?mail\w*|forward\w*|attach\w*|goes? out|went out|file (?:it|them)|"
+        r"share\w*|pdfs?|documents?|docs?|address|inbox|copy|copies|files?)\b|\w@\w"
+    ),
+}
+
+
+def domain_of(rule: Rule) -> ActionType:
+    """The kind of action a rule governs, from the cue words of the rule and its context."""
+    votes = {a: 2 * len(cue.findall(normalize(rule.words))) for a, cue in _DOMAIN_CUES.items()}
+    for a, cue in _DOMAIN_CUES.items():
+        votes[a] += len(cue.findall(normalize(rule.context)))
+    best = max(votes.values())
+    winners = [a for a, v in votes.items() if v == best]
+    return winners[0] if best > 0 and len(winners) == 1 else ActionType.other
+
+
+def core_text(rule: Rule) -> str:
+    """The standing part of what the rule's speaker said."""
+    if rule.speaker == "assistant":
+        found = detect_proposal(rule.text)
+        if found is not None:
+            return found.text
+    return rule.text
+
+
+Similarity = Callable[[str, list[str]], list[float]]
+
+
+def minilm_similarity() -> Similarity:
+    """Cosine similarity of one text to many, with the offline MiniLM embedder (cached)."""
+    from agent.embeddings import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        vectors = embedder.embed_arrays([query, *texts])
+        return [float(vectors[0] @ v) for v in vectors[1:]]
+
+    return similarity
+
+
+def lexical_relevance(situation: set[str], rules: list[Rule]) -> list[float]:
+    """Shared wording with the request's situation, idf-weighted over the rules."""
+    bags = [term_set(r.about, _ACTION_NOISE) for r in rules]
+    n = len(rules)
+    out = []
+    for bag in bags:
+        score = 0.0
+        for term in bag & situation:
+            df = sum(1 for b in bags if term in b)
+            score += math.log(1.0 + n / df)
+        out.append(score / math.sqrt(max(len(bag), 4)))
+    return out
+
+
+def discrimination(rule: Rule, pool: list[str]) -> float:
+    """How clearly the rule's words pick one of the request's candidates (0..1)."""
+    if len(pool) < 2:
+        return 0.0
+    scores = sorted((rule_preference(rule.words, text) for text in pool), reverse=True)
+    return min(1.0, max(0.0, scores[0] - scores[1]) / 4.0)
+
+
+def rank_rules(
+    rules: list[Rule],
+    request: str,
+    situation: set[str],
+    action: ActionType,
+    pool: list[str],
+    similarity: Similarity,
+) -> list[Rule]:
+    """Rules by relevance to this request, best first.
+
+    Relevance adds shared wording with the situation (request, candidate items,
+    calendar), the meaning of the request against what the user had asked when
+    the rule was made and against the rule's standing sentence, and how clearly
+    the rule picks one of the candidates; a rule about another kind of action
+    counts half.
+    """
+    if not rules:
+        return []
+    lexical = lexical_relevance(situation, rules)
+    contexts = similarity(request, [r.context or "" for r in rules])
+    cores = similarity(request, [core_text(r) for r in rules])
+    follows = similarity(request, [r.follow or "" for r in rules])
+    for i, rule in enumerate(rules):
+        rule.action = domain_of(rule)
+        factor = 1.0 if rule.action == action else 0.8 if rule.action == ActionType.other else 0.5
+        meaning = (
+            0.5 * (contexts[i] if rule.context else 0.0)
+            + core_weight * cores[i]
+            + 0.5 * (follows[i] if rule.follow else 0.0)
+        )
+        disc = discrimination(rule, pool)
+        rule.relevance = (0.3 * lexical[i] + meaning) * factor + 0.6 * disc
+        rule.detail = {
+            "lexical": lexical[i],
+            "context": contexts[i] if rule.context else 0.0,
+            "core": cores[i],
+            "follow": follows[i] if rule.follow else 0.0,
+            "discrimination": disc,
+            "factor": factor,
+        }
+    return sorted(rules, key=lambda r: (r.relevance, r.when), reverse=True)
+
+
+core_weight = 1.0
+THRESHOLD = 0.35
+MAX_TRIED = 3
+
+
+def replacement(rule: Rule, rules: list[Rule]) -> Rule:
+    """A later instruction from the user about the same thing replaces a rule."""
+    about = term_set(rule.about, _ACTION_NOISE)
+    later = []
+    for other in rules:
+        if other.speaker != "user" or other.when <= rule.when or other is rule:
+            continue
+        if other.action not in (rule.action, ActionType.other):
+            continue
+        shared = _overlap(term_set(other.words, _ACTION_NOISE), about)
+        if other.relevance >= 0.8 * rule.relevance or (
+            shared >= 2 and other.relevance >= 0.5 * rule.relevance
+        ):
+            later.append(other)
+    return max(later, key=lambda r: r.when) if later else rule
+
+
+# -- the policy ----------------------------------------------------------------------------------
 
 
 def _reply(text: str) -> PolicyOutput:
@@ -63,13 +985,13 @@ def _calls(*calls: ToolCall) -> PolicyOutput:
     return PolicyOutput(message=message, tool_calls=list(calls))
 
 
-def _data(step: ToolStep) -> Any:
-    if step.result is None or not step.result.ok:
-        return None
-    try:
-        return json.loads(step.result.content)
-    except ValueError:
-        return None
+@dataclass
+class Plan:
+    """What the policy would do: a call, or a question and why."""
+
+    call: ToolCall | None = None
+    question: str = ""
+    needs: ToolCall | None = None  # a read it must make first
 
 
 class ReferencePolicy:
@@ -77,200 +999,235 @@ class ReferencePolicy:
 
     name = "reference"
 
+    def __init__(self, similarity: Similarity | None = None) -> None:
+        self._similarity = similarity
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        if self._similarity is None:
+            self._similarity = minilm_similarity()
+        return self._similarity(query, texts)
+
     def decide(self, inp: AgentInput) -> PolicyOutput:
-        action = action_type_of(inp.request)
-        done = {s.call.name for s in inp.steps}
+        seen = Seen.of(inp.steps)
+        n = len(inp.steps)
+        missing = [t for t in _READS if t not in seen.done]
+        if missing:
+            return _calls(*(self._read(t, inp, n + i) for i, t in enumerate(missing)))
+        if inp.steps[-1].call.name in SIDE_EFFECTING:
+            return self._after_action(inp.steps[-1], inp, seen)
+        action = choose_domain(inp.request, seen)
         if action == ActionType.other:
-            # No cue words: look at what the world holds and follow the best match.
-            reads = ["list_invitations", "search_products", "find_documents"]
-            missing = [t for t in reads if t not in done]
-            if missing:
-                return _calls(
-                    *(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(missing))
-                )
-            action = _domain_from_reads(inp)
-            if action == ActionType.other:
-                return _reply(
-                    "I can help with invitations (RSVP), purchases and sending messages or "
-                    "documents. What would you like me to do?"
-                )
-        needed = [t for t in _READ_FOR[action] if t not in done]
-        if needed:
-            return _calls(
-                *(self._read_call(t, inp, len(inp.steps) + i) for i, t in enumerate(needed))
+            return _reply(
+                "I can help with invitations (RSVP), purchases and sending messages or "
+                "documents. What would you like me to do?"
             )
-        last = inp.steps[-1]
-        if last.call.name in ("rsvp", "purchase", "send"):
-            return self._after_action(last, inp)
+        if action == ActionType.send and "lookup_contact" not in seen.done:
+            return _calls(ToolCall(f"call_{n}", "lookup_contact", {"name": ""}))
         if not inp.tools_allowed:
             return _reply("I'd rather check with you first: should I go ahead?")
-        rule = self._standing_rule(inp, action)
-        call = self._plan(action, inp, rule.text if rule else None)
+        plan = self.plan(inp, seen, action)
+        if plan.needs is not None:
+            return _calls(plan.needs)
+        if plan.call is None:
+            return _reply(plan.question)
+        return _calls(plan.call)
+
+    # -- planning --------------------------------------------------------------------
+
+    def plan(
+        self, inp: AgentInput, seen: Seen, action: ActionType, given: Rule | None = None
+    ) -> Plan:
+        """Find the governing rule and apply it to the request.
+
+        Rules are tried from the most relevant down; the first one that decides
+        something here (a response, the one item, or to ask) governs.
+        """
+        n = len(inp.steps)
+        situation = term_set(inp.request, _ACTION_NOISE)
+        invitation = None
+        if action == ActionType.rsvp:
+            invitation = choose(seen.invitations, inp.request, None, invitation_text)
+            if invitation is not None:
+                window = _window(invitation)
+                if window is not None and window not in seen.calendar:
+                    start, end = window
+                    return Plan(
+                        needs=ToolCall(f"call_{n}", "check_calendar", {"start": start, "end": end})
+                    )
+                situation |= term_set(invitation_text(invitation), _ACTION_NOISE)
+                busy = seen.calendar.get(window or ("", ""), {}).get("busy", [])
+                situation |= term_set(" ".join(str(b.get("title", "")) for b in busy))
+        if given is not None:
+            return self._apply(inp, seen, action, invitation, given)[0]
+        pool = candidates(inp.request, seen, action)
+        situation |= set().union(set(), *(term_set(t, _ACTION_NOISE) for t in pool))
+        rules = rules_from_memory(inp) + rules_from_ledger(inp)
+        ranked = rank_rules(rules, inp.request, situation, action, pool, self.similarity)
+        for candidate in ranked[:MAX_TRIED]:
+            if candidate.relevance < THRESHOLD:
+                break
+            if candidate.action not in (action, ActionType.other):
+                continue
+            rule = replacement(candidate, ranked)
+            entry = ledger_entry(rule, inp.ledger)
+            if entry is not None:
+                # Grounding Layer on: a rule the user later replaced gives way to the
+                # replacement. Whether the user ever agreed is the gate's to check.
+                latest = latest_version(entry, inp.ledger)
+                if latest.id != entry.id:
+                    day = latest.updated_at.isoformat()
+                    rule = Rule(
+                        latest.content, latest.proposer.value, (day, "", 0), source="ledger"
+                    )
+            plan, applies = self._apply(inp, seen, action, invitation, rule)
+            if applies:
+                return plan
+        return self._apply(inp, seen, action, invitation, None)[0]
+
+    def _apply(
+        self,
+        inp: AgentInput,
+        seen: Seen,
+        action: ActionType,
+        invitation: dict[str, Any] | None,
+        rule: Rule | None,
+    ) -> tuple[Plan, bool]:
+        """The plan under one rule (or none), and whether the rule decided it."""
+        n = len(inp.steps)
+        if rule is not None and rule.asks:
+            if explicit(action, inp.request):
+                rule = None  # the request itself asks for it: that overrides "ask me first"
+            else:
+                return Plan(question=self._ask_text(action, rule)), True
+        text = rule.words if rule else None
+        call: ToolCall | None = None
+        if action == ActionType.rsvp:
+            answer = self._rsvp(inp, seen, invitation, rule, n)
+            if isinstance(answer, str):
+                return Plan(question=answer), False  # the rule's condition does not hold
+            call = answer
+        elif action == ActionType.purchase:
+            product = choose(seen.products, inp.request, text, product_text)
+            if product is not None:
+                call = ToolCall(
+                    f"call_{n}", "purchase", {"product_id": product["id"], "quantity": 1}
+                )
+        elif action == ActionType.send:
+            call = self._send(inp, seen, text, n)
         if call is None:
-            return _reply(self._question(action, inp))
-        if rule is None and not _explicit(action, inp.request):
-            return _reply(self._question(action, inp, call))
-        return _calls(call)
+            return Plan(question=self._question(action)), False
+        if rule is None and not explicit(action, inp.request):
+            return Plan(question=f"Do you want me to {summary(call, future=True)}?"), False
+        return Plan(call=call), True
 
-    # -- steps -------------------------------------------------------------------------
+    def _rsvp(
+        self,
+        inp: AgentInput,
+        seen: Seen,
+        invitation: dict[str, Any] | None,
+        rule: Rule | None,
+        n: int,
+    ) -> ToolCall | str | None:
+        """The RSVP call, a question when the rule's calendar condition fails, or None."""
+        if invitation is None:
+            return None
+        response = None
+        if rule is not None:
+            response = implied_response(rule.text) or implied_response(rule.words)
+            if response is None:
+                return None
+            condition = calendar_condition(rule.words)
+            window = _window(invitation)
+            free = seen.calendar.get(window or ("", ""), {}).get("free")
+            if condition == "free" and free is False:
+                return "Your calendar is busy then. Do you want me to answer the invitation anyway?"
+            if condition == "busy" and free is True:
+                return "Your calendar is free then. How should I answer the invitation?"
+        request_response = implied_response(inp.request)
+        if explicit(ActionType.rsvp, inp.request) and request_response:
+            response = request_response
+        if response is None:
+            return None
+        return ToolCall(
+            f"call_{n}", "rsvp", {"invitation_id": invitation["id"], "response": response}
+        )
 
-    def _read_call(self, tool: str, inp: AgentInput, n: int) -> ToolCall:
+    def _send(self, inp: AgentInput, seen: Seen, rule: str | None, n: int) -> ToolCall | None:
+        doc = choose(seen.documents, inp.request, rule, document_text)
+        contact = choose_recipient(seen.contacts, inp.request, rule)
+        if doc is None or contact is None:
+            return None
+        return ToolCall(
+            f"call_{n}",
+            "send",
+            {
+                "to": contact["email"],
+                "subject": str(doc.get("title", "")),
+                "body": f"Hi {contact.get('name', '')}, please find {doc.get('title')} attached.",
+                "document_id": doc["id"],
+            },
+        )
+
+    # -- steps ---------------------------------------------------------------------
+
+    def _read(self, tool: str, inp: AgentInput, n: int) -> ToolCall:
         args: dict[str, Any] = {}
         if tool in ("search_products", "find_documents"):
-            args = {"query": _query(inp.request)}
-        elif tool == "lookup_contact":
-            args = {"name": inp.request}
+            args = {"query": search_query(inp.request)}
         return ToolCall(id=f"call_{n}", name=tool, args=args)
 
-    def _after_action(self, last: ToolStep, inp: AgentInput) -> PolicyOutput:
+    def _after_action(self, last: ToolStep, inp: AgentInput, seen: Seen) -> PolicyOutput:
         gate = last.gate
         if gate is not None and not gate.allowed:
-            if gate.governing_rule and not is_ask_text(gate.governing_rule):
+            if gate.governing_rule and inp.tools_allowed:
                 action = ActionType(last.call.name)
-                call = self._plan(action, inp, gate.governing_rule)
-                tried = [s.call for s in inp.steps if s.call.name == last.call.name]
-                if call is not None and all(call.args != t.args for t in tried):
-                    return _calls(call)
+                day = inp.today.isoformat()
+                rule = Rule(gate.governing_rule, "user", (day, "", 0), source="gate")
+                plan = self.plan(inp, seen, action, given=rule)
+                tried = [s.call.args for s in inp.steps if s.call.name == last.call.name]
+                if plan.call is not None and plan.call.args not in tried:
+                    return _calls(plan.call)
+                if plan.call is None and plan.question and plan.needs is None:
+                    return _reply(f"You changed this: {gate.reason}. {plan.question}")
             return _reply(f"Before I do that: {gate.reason}. Should I go ahead?")
         if last.result is None or not last.result.ok:
             return _reply("That didn't work; could you tell me exactly what you'd like me to do?")
-        summary = _summary(last.call)
         offer = _OFFERS.get(last.call.name, "")
-        return _reply(f"Done: {summary}. {offer}".strip())
+        return _reply(f"Done: {summary(last.call)}. {offer}".strip())
 
-    def _question(self, action: ActionType, inp: AgentInput, call: ToolCall | None = None) -> str:
-        if call is not None:
-            return f"Do you want me to {_summary(call, future=True)}?"
+    def _question(self, action: ActionType) -> str:
         return {
             ActionType.rsvp: "Which invitation should I answer, and yes, no or maybe?",
             ActionType.purchase: "Which of these should I order?",
             ActionType.send: "Who should I send it to, and which document?",
         }.get(action, "What would you like me to do?")
 
-    # -- memory ------------------------------------------------------------------------
-
-    def _standing_rule(self, inp: AgentInput, action: ActionType) -> Rule | None:
-        """The most recent standing statement in memory about this kind of request."""
-        rules: list[Rule] = []
-        for item in inp.memory:
-            for turn in item.turns:
-                if turn.speaker == "assistant":
-                    found = detect_proposal(turn.text)
-                    text = found.text if found else None
-                else:
-                    text = detect_user_rule(turn.text)
-                    if text and action_type_of(text) not in (action, ActionType.other):
-                        text = None
-                if not text:
-                    continue
-                context = " ".join(t.text for t in item.turns)
-                score = lexical_similarity(inp.request, context)
-                if score >= 0.15:
-                    rules.append(
-                        Rule(text, f"{turn.session_date.isoformat()}:{turn.index:03d}", score)
-                    )
-        if not rules:
-            return None
-        best = max(r.score for r in rules)
-        close = [r for r in rules if r.score >= best - 0.25]
-        return max(close, key=lambda r: r.when)
-
-    # -- planning ----------------------------------------------------------------------
-
-    def _plan(self, action: ActionType, inp: AgentInput, rule: str | None) -> ToolCall | None:
-        data = {s.call.name: _data(s) for s in inp.steps}
-        n = len(inp.steps)
-        if rule is not None and is_ask_text(rule):
-            return None
-        if action == ActionType.rsvp:
-            invitations = (data.get("list_invitations") or {}).get("invitations", [])
-            inv = _best(invitations, inp.request, lambda i: f"{i.get('from')} {i.get('event')}")
-            if inv is None:
-                return None
-            response = implied_response(rule or "") or implied_response(inp.request) or "yes"
-            return ToolCall(f"call_{n}", "rsvp", {"invitation_id": inv["id"], "response": response})
-        if action == ActionType.purchase:
-            products = (data.get("search_products") or {}).get("products", [])
-            matching = _top(products, inp.request, lambda p: _product_text(p))
-            if not matching:
-                return None
-            if len(matching) > 1:
-                if rule is None:
-                    return None
-                matching = _top(matching, rule, lambda p: _product_text(p)) or matching
-                if len(matching) > 1 and re.search(
-                    r"\bcheap|\blowest|\bleast expensive", normalize(rule)
-                ):
-                    matching = [min(matching, key=lambda p: float(p.get("price", 0)))]
-                if len(matching) > 1:
-                    return None
-            return ToolCall(
-                f"call_{n}", "purchase", {"product_id": matching[0]["id"], "quantity": 1}
-            )
-        if action == ActionType.send:
-            docs = (data.get("find_documents") or {}).get("documents", [])
-            contacts = (data.get("lookup_contact") or {}).get("contacts", [])
-            text = f"{inp.request} {rule or ''}"
-            doc_pool = _top(
-                docs, inp.request, lambda d: f"{d.get('title')} {d.get('body', '')[:80]}"
-            )
-            if len(doc_pool) > 1 and rule:
-                doc_pool = (
-                    _top(doc_pool, rule, lambda d: f"{d.get('title')} {d.get('body', '')[:80]}")
-                    or doc_pool
-                )
-            contact = _best(contacts, text, lambda c: f"{c.get('name')} {c.get('relation')}")
-            if rule:
-                by_rule = _best(
-                    contacts,
-                    rule,
-                    lambda c: f"{c.get('name')} {c.get('relation')} {c.get('email')}",
-                )
-                contact = by_rule or contact
-            if contact is None or len(doc_pool) != 1:
-                return None
-            doc = doc_pool[0]
-            return ToolCall(
-                f"call_{n}",
-                "send",
-                {
-                    "to": contact["email"],
-                    "subject": str(doc.get("title", "")),
-                    "body": f"Hi {contact.get('name', '')}, please find "
-                    f"{doc.get('title')} attached.",
-                    "document_id": doc["id"],
-                },
-            )
-        return None
+    def _ask_text(self, action: ActionType, rule: Rule) -> str:
+        said = "you asked me" if rule.speaker == "user" else "I said I would"
+        what = {
+            ActionType.rsvp: "How should I answer this invitation?",
+            ActionType.purchase: "Which one should I order?",
+            ActionType.send: "Where and what should I send?",
+        }.get(action, "What would you like me to do?")
+        return f"I'll check with you first, as {said}. {what}"
 
 
-def _domain_from_reads(inp: AgentInput) -> ActionType:
-    """Pick the action whose world items match the request best (ties: none)."""
-    data = {s.call.name: _data(s) or {} for s in inp.steps}
-    scores = {
-        ActionType.rsvp: max(
-            (
-                _score(f"{i.get('from')} {i.get('event')}", inp.request)
-                for i in data.get("list_invitations", {}).get("invitations", [])
-            ),
-            default=0,
-        ),
-        ActionType.purchase: max(
-            (
-                _score(_product_text(p), inp.request)
-                for p in data.get("search_products", {}).get("products", [])
-            ),
-            default=0,
-        ),
-        ActionType.send: max(
-            (
-                _score(f"{d.get('title')} {d.get('body', '')[:80]}", inp.request)
-                for d in data.get("find_documents", {}).get("documents", [])
-            ),
-            default=0,
-        ),
+def choose_domain(request: str, seen: Seen) -> ActionType:
+    """The kind of action: what the world holds for this request, then the request's words."""
+    want = term_set(request, _ACTION_NOISE)
+    pools = {
+        ActionType.rsvp: [invitation_text(i) for i in seen.invitations],
+        ActionType.purchase: [product_text(p) for p in seen.products],
+        ActionType.send: [document_text(d) for d in seen.documents],
     }
-    best = max(scores.values())
+    present = [a for a, texts in pools.items() if texts]
+    if len(present) == 1:
+        return present[0]
+    cue = action_type_of(request)
+    if cue in present:
+        return cue
+    scores = {a: max((_overlap(want, term_set(t)) for t in pools[a]), default=0) for a in present}
+    best = max(scores.values(), default=0)
     winners = [a for a, v in scores.items() if v == best]
     return winners[0] if best > 0 and len(winners) == 1 else ActionType.other
 
@@ -280,67 +1237,34 @@ _OFFERS = {
     "purchase": "Should I just order the same kind of item automatically next time?",
     "send": "From now on, want me to send documents like this without asking?",
 }
+_EXPLICIT = {
+    ActionType.rsvp: r"\b(?:rsvp|say yes|say no|accept|decline|count me in|reply|respond)\b",
+    ActionType.purchase: r"\b(?:buy|order|purchase|get me|reorder|grab|book)\b",
+    ActionType.send: r"\b(?:send|email|forward|share|mail)\b",
+}
 
 
-def _explicit(action: ActionType, request: str) -> bool:
-    norm = normalize(request)
-    verbs = {
-        ActionType.rsvp: r"\b(?:rsvp|say yes|say no|accept|decline|count me in|reply)\b",
-        ActionType.purchase: r"\b(?:buy|order|purchase|get me|reorder|grab)\b",
-        ActionType.send: r"\b(?:send|email|forward|share|mail)\b",
-    }[action]
-    return bool(re.search(verbs, norm))
+def explicit(action: ActionType, request: str) -> bool:
+    """Does the request itself ask for this kind of action?"""
+    pattern = _EXPLICIT.get(action)
+    return bool(pattern and re.search(pattern, normalize(request)))
 
 
-def _query(request: str) -> str:
-    from ledger.text import STOPWORDS
-
+def search_query(request: str) -> str:
     kept = [
         w
         for w in re.findall(r"[A-Za-z0-9'-]+", request)
-        if w.lower() not in STOPWORDS and stem(w.lower()) not in _GENERIC
+        if w.lower() not in _NOISE and w.lower() not in _ACTION_NOISE
     ]
     return " ".join(kept) or request
 
 
-def _names(text: str) -> list[str]:
-    return [
-        m for m in re.findall(r"\b[A-Z][a-z]+\b", text)[1:] if m.lower() not in {"i", "the", "my"}
-    ]
-
-
-def _product_text(p: dict[str, Any]) -> str:
-    attrs = p.get("attributes") or {}
-    return f"{p.get('title', '')} {' '.join(str(v) for v in attrs.values())}"
-
-
-def _score(text: str, query: str) -> int:
-    return len((content_stems(text) - _GENERIC) & (content_stems(query) - _GENERIC))
-
-
-def _top(items: list[dict[str, Any]], query: str, text: Any) -> list[dict[str, Any]]:
-    scored = [(_score(text(i), query), i) for i in items]
-    best = max((s for s, _ in scored), default=0)
-    return [i for s, i in scored if s == best and s > 0]
-
-
-def _best(items: list[dict[str, Any]], query: str, text: Any) -> dict[str, Any] | None:
-    top = _top(items, query, text)
-    return top[0] if len(top) == 1 else None
-
-
-def _summary(call: ToolCall, future: bool = False) -> str:
+def summary(call: ToolCall, future: bool = False) -> str:
     a = call.args
     if call.name == "rsvp":
-        return (
-            f"RSVP {a.get('response')} to {a.get('invitation_id')}"
-            if future
-            else (f"RSVPed {a.get('response')} to {a.get('invitation_id')}")
-        )
+        verb = "RSVP" if future else "RSVPed"
+        return f"{verb} {a.get('response')} to {a.get('invitation_id')}"
     if call.name == "purchase":
-        return f"order {a.get('product_id')}" if future else f"ordered {a.get('product_id')}"
-    return (
-        f"send {a.get('document_id') or a.get('subject')} to {a.get('to')}"
-        if future
-        else f"sent {a.get('document_id') or a.get('subject')} to {a.get('to')}"
-    )
+        return f"{'order' if future else 'ordered'} {a.get('product_id')}"
+    what = a.get("document_id") or a.get("subject")
+    return f"{'send' if future else 'sent'} {what} to {a.get('to')}"
