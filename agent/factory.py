@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.context import AgentInput, ToolStep
-from agent.graph import Runtime, build_graph, step_from_dict
+from agent.graph import Runtime, run_turn, step_from_dict
 from agent.llm import PolicyOutput
 from agent.memory import Memory, MemoryItem
 from agent.settings import Settings, SettingsError
@@ -155,10 +155,7 @@ class Agent:
             profile=self.profile_text,
             session=list(session or []),
         )
-        graph = build_graph(rt)
-        state = graph.invoke(
-            {"request": request, "today": today.isoformat()}, {"recursion_limit": 60}
-        )
+        state = run_turn(rt, request, today)
         steps = [step_from_dict(s) for s in state.get("steps", [])]
         return TurnResult(
             request=request,

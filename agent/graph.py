@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cache
 from typing import Any, Literal, Protocol, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, StateGraph
 
 from agent.context import AgentInput, ToolStep, build_agent_input
@@ -40,6 +42,7 @@ class TurnState(TypedDict, total=False):
     today: str
     steps: list[dict[str, Any]]
     queued: list[dict[str, Any]]  # calls the policy asked for, with the gate's decision
+    gated: bool  # Grounding Layer on for this turn
     reply: str
     blocks: int
     errors: int
@@ -101,10 +104,32 @@ def step_from_dict(d: dict[str, Any]) -> ToolStep:
     return ToolStep(call=call, result=result, gate=gate)
 
 
-def build_graph(rt: Runtime) -> Any:
-    """Compile the agent graph for one runtime."""
+@cache
+def compiled_graph() -> Any:
+    """The agent graph, compiled once per process; each run gets its `Runtime` through
+    `config["configurable"]["runtime"]` (see `run_turn`)."""
+    return build_graph()
 
-    def agent_input(state: TurnState) -> AgentInput:
+
+def run_turn(rt: Runtime, request: str, today: date) -> TurnState:
+    """Run one user request through the graph."""
+    config: RunnableConfig = {"recursion_limit": 60, "configurable": {"runtime": rt}}
+    state: TurnState = {
+        "request": request,
+        "today": today.isoformat(),
+        "gated": rt.gate is not None,
+    }
+    return compiled_graph().invoke(state, config)  # type: ignore[no-any-return]
+
+
+def _rt(config: RunnableConfig) -> Runtime:
+    return config["configurable"]["runtime"]  # type: ignore[no-any-return]
+
+
+def build_graph() -> Any:
+    """Build and compile the agent graph (nodes read their `Runtime` from the config)."""
+
+    def agent_input(state: TurnState, rt: Runtime) -> AgentInput:
         steps = [step_from_dict(s) for s in state.get("steps", [])]
         return build_agent_input(
             request=state["request"],
@@ -117,12 +142,14 @@ def build_graph(rt: Runtime) -> Any:
             tools_allowed=state.get("blocks", 0) < 2 and len(steps) < rt.max_tool_steps,
         )
 
-    def recall(state: TurnState) -> TurnState:
+    def recall(state: TurnState, config: RunnableConfig) -> TurnState:
+        rt = _rt(config)
         rt.recalled = list(rt.recall(state["request"]))
         return {"steps": [], "blocks": 0, "errors": 0}
 
-    def decide(state: TurnState) -> TurnState:
-        inp = agent_input(state)
+    def decide(state: TurnState, config: RunnableConfig) -> TurnState:
+        rt = _rt(config)
+        inp = agent_input(state, rt)
         out = rt.policy.decide(inp)
         if out.error is not None:
             errors = state.get("errors", 0) + 1
@@ -142,11 +169,12 @@ def build_graph(rt: Runtime) -> Any:
         if state.get("reply"):
             return "__end__"
         if state.get("queued"):
-            return "gate" if rt.gate is not None else "act"
+            return "gate" if state.get("gated") else "act"
         return "decide"  # the policy gets its validation error back once
 
-    def gate(state: TurnState) -> TurnState:
+    def gate(state: TurnState, config: RunnableConfig) -> TurnState:
         """Check every side-effecting call against the ledger, then provenance."""
+        rt = _rt(config)
         assert rt.gate is not None
         today = date.fromisoformat(state["today"])
         queued = []
@@ -168,8 +196,9 @@ def build_graph(rt: Runtime) -> Any:
             queued.append(item)
         return {"queued": queued}
 
-    def act(state: TurnState) -> TurnState:
+    def act(state: TurnState, config: RunnableConfig) -> TurnState:
         """Run the calls the gate let through; record the blocked ones for the policy."""
+        rt = _rt(config)
         steps = list(state.get("steps", []))
         blocks = state.get("blocks", 0)
         for item in state.get("queued", []):
