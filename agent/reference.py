@@ -397,6 +397,18 @@ _ACK = re.compile(
 )
 
 
+def user_instruction(text: str) -> bool:
+    """A user turn that sets a standing rule in words the ledger's detector may not know
+    ("from now on put me down as maybe")."""
+    for sentence in sentences(text):
+        norm = normalize(sentence)
+        if norm.endswith("?") or not _STANDING_CUE.search(norm):
+            continue
+        if _ACTS.search(norm) or _ASK.search(norm):
+            return True
+    return False
+
+
 def _ordered_turns(inp: AgentInput) -> list[Turn]:
     seen: dict[tuple[str, int], Turn] = {}
     for item in inp.memory:
@@ -443,7 +455,7 @@ def rules_from_memory(inp: AgentInput) -> list[Rule]:
                 rules.append(Rule(turn.text, "assistant", when, context))
             elif _ACK.match(normalize(turn.text)) and before is None:
                 rules.append(Rule(turn.text, "assistant", when))
-        elif detect_user_rule(turn.text):
+        elif detect_user_rule(turn.text) or user_instruction(turn.text):
             ack = after.text if after is not None and after.speaker == "assistant" else ""
             if ack:
                 used.add((after.session_id, after.index))  # type: ignore[union-attr]
