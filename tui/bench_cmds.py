@@ -1,4 +1,4 @@
-"""Handlers of the headless benchmark commands: validate, replay, report. No Textual here."""
+"""Handlers of the headless benchmark commands: validate, replay, bench, report. No Textual here."""
 
 from __future__ import annotations
 
@@ -74,6 +74,42 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from scenarios.bench import Config, bench
+    from scenarios.loader import CorpusError, load_corpus
+
+    try:
+        load_corpus(Path(args.scenarios))
+    except CorpusError as exc:
+        print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
+        return 1
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task("bench", total=None)
+
+        def tick(config: Config, history: str, done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total, description=config.name)
+
+        result = bench(
+            Path(args.scenarios),
+            Path(args.out),
+            model=args.model or "reference",
+            overrides={"api_base": args.api_base, "chroma_url": args.chroma_url},
+            limit=args.limit,
+            on_progress=tick,
+        )
+    for cell in result.cells:
+        m = cell.metrics
+        values = "  ".join(
+            f"{key} {'n/a' if m[key]['value'] is None else format(m[key]['value'], '.2f')}"
+            for key in ("sensitivity", "selectivity", "fcg", "ue", "accuracy")
+        )
+        print(f"{cell.config.name:>16}: {values}  ({cell.seconds:.1f}s)")
+    print(f"matrix in {result.seconds:.1f}s. Report: {result.report}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from scenarios.report import compare_table, load_run, report_json
 
@@ -90,7 +126,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add validate, replay and report to the `grounding` parser."""
+    """Add validate, replay, bench and report to the `grounding` parser."""
     v = sub.add_parser("validate", help="check a scenario corpus against the format")
     v.add_argument("dir")
     v.set_defaults(handler=cmd_validate)
@@ -111,6 +147,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--dump-histories", action="store_true", help="print the histories as transcripts"
     )
     r.set_defaults(handler=cmd_replay)
+
+    b = sub.add_parser("bench", help="replay the memory x Grounding Layer matrix")
+    b.add_argument("--scenarios", required=True, help="corpus directory")
+    b.add_argument("--out", required=True, help="directory for the run directories and report")
+    b.add_argument("--model", help="litellm model string (facts memory needs one)")
+    b.add_argument("--limit", type=int, help="only the first N histories")
+    b.add_argument("--api-base", dest="api_base")
+    b.add_argument("--chroma-url", dest="chroma_url")
+    b.set_defaults(handler=cmd_bench)
 
     p = sub.add_parser("report", help="compare replay runs")
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
