@@ -139,11 +139,18 @@ def replay(
     resume: bool = False,
     limit: int | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    judge_model: str | None = None,
 ) -> tuple[dict[str, Any], ReplayStats]:
     """Replay every history (or the first `limit`) and write the run directory."""
     corpus = load_corpus(corpus_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     config = run_config(settings, corpus, 1)
+    config["judge_model"] = judge_model
+    move_judge = None
+    if judge_model:
+        from scenarios.llm_judge import LLMJudge
+
+        move_judge = LLMJudge(judge_model, api_base=settings.api_base, api_key=settings.api_key)
     traj_path = out_dir / "trajectories.jsonl"
     done: set[str] = set()
     if resume and traj_path.exists():
@@ -187,6 +194,10 @@ def replay(
             for probe in todo:
                 t1 = time.perf_counter()
                 record = run_probe(agent, corpus, probe)
+                if move_judge is not None:
+                    record["move"] = move_judge.label(
+                        probe.request, record["executed"], record["reply"]
+                    )
                 stats.probe_s += time.perf_counter() - t1
                 out.write(json.dumps(record, sort_keys=True) + "\n")
                 out.flush()

@@ -62,6 +62,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             resume=args.resume,
             limit=args.limit,
             on_progress=tick,
+            judge_model=args.judge_model,
         )
     keys = ("sensitivity", "selectivity", "fcg", "ue", "accuracy", "revision_accuracy")
     for key in keys:
@@ -142,6 +143,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--resume", action="store_true", help="continue an interrupted run")
     r.add_argument("--limit", type=int, help="only the first N histories")
     r.add_argument("--api-base", dest="api_base")
+    r.add_argument(
+        "--judge-model",
+        dest="judge_model",
+        help="litellm model that also labels each move (silent, flagged, confirm, ask_open)",
+    )
     r.add_argument("--chroma-url", dest="chroma_url")
     r.add_argument(
         "--dump-histories", action="store_true", help="print the histories as transcripts"
