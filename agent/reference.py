@@ -264,14 +264,27 @@ def weighted_terms(text: str) -> dict[str, float]:
 # -- what a rule says ---------------------------------------------------------------
 
 _ASK = re.compile(
-    r"\b(?:ask (?:me|us|you)|check with (?:me|you|us)|run (?:it|them|those|each one|these)?\s?"
-    r"(?:by|past) (?:me|you)|confirm with (?:me|you)|let me (?:decide|choose|pick|approve|"
-    r"review|see|weigh|look|know first)|i'll (?:decide|pick|choose)|(?:i want|i'd like) to "
-    r"(?:decide|see|weigh|pick|look|choose|think)|i'd (?:rather|like a look)|bring (?:it|them|"
-    r"those|each one)?\s?to (?:me|you)|pass (?:it|them|those)? ?to (?:me|you)|flag (?:it|them|"
-    r"those) for (?:me|you)|(?:come|comes) to (?:you|me) first|leave (?:it|them|those) (?:with|to)"
-    r" me|show me|before (?:you|i) (?:reply|answer|buy|order|send|book|commit|accept|pick)|"
-    r"see (?:it|them|each one|every one|each) first|hold off)\b"
+    "|".join(
+        (
+            r"\bask (?:me|us|you)\b(?! (?:for|to)\b)",
+            r"\bcheck with (?:me|you|us)\b",
+            r"\brun (?:it|them|those|each one|these)?\s?(?:by|past) (?:me|you)\b",
+            r"\bconfirm with (?:me|you)\b",
+            r"\blet me (?:decide|choose|pick|approve|review|see|weigh|look|know first)\b",
+            r"\bi'll (?:decide|pick|choose)\b",
+            r"\b(?:i want|i'd like) to (?:decide|see|weigh|pick|look|choose|think)\b",
+            r"\bi'd (?:rather|like a look)\b",
+            r"\bbring (?:it|them|those|each one)?\s?to (?:me|you)\b",
+            r"\bpass (?:it|them|those)? ?to (?:me|you)\b",
+            r"\bflag (?:it|them|those) for (?:me|you)\b",
+            r"\b(?:come|comes) to (?:you|me) first\b",
+            r"\bleave (?:it|them|those) (?:with|to) me\b",
+            r"\bshow me\b",
+            r"\bbefore (?:you|i) (?:reply|answer|buy|order|send|book|commit|accept|pick)\b",
+            r"\bsee (?:it|them|each one|every one|each) first\b",
+            r"\bhold off\b",
+        )
+    )
 )
 _ACTS = re.compile(
     r"\b(?:accept|accepted|decline|declined|turn (?:it |them |those )?down|say yes|say no|"
@@ -288,10 +301,11 @@ def says_ask(text: str, speaker: str) -> bool:
     no clause of it still commits to acting ("I'll ask you each time").
     """
     norm = normalize(text)
+    if speaker == "user":
+        # "when I ask you for a book" is the user asking, not a rule to ask the user.
+        return _ASK.search(re.sub(r"\bask (?:you|u)\b", "", norm)) is not None
     if not _ASK.search(norm):
         return False
-    if speaker == "user":
-        return True
     for clause in re.split(r"[;.!?]|\bbut\b|,", norm):
         if _ASK.search(clause) or re.search(rf"\b(?:{_NEGATORS})\b", clause):
             continue
@@ -372,6 +386,7 @@ class Rule:
     relevance: float = 0.0
     action: ActionType = ActionType.other
     entry_id: str | None = None  # the ledger entry it came from, if any
+    restates: bool = False  # an assistant acknowledgement that restates a rule
     detail: dict[str, float] = field(default_factory=dict)  # the parts of `relevance`
 
     @property
@@ -452,9 +467,9 @@ def rules_from_memory(inp: AgentInput) -> list[Rule]:
             elif _ACK.match(normalize(turn.text)) and _STANDING_CUE.search(normalize(turn.text)):
                 # A restatement whose proposal was not recalled ("Done. X from now on.").
                 context = before.text if before is not None else ""
-                rules.append(Rule(turn.text, "assistant", when, context))
+                rules.append(Rule(turn.text, "assistant", when, context, restates=True))
             elif _ACK.match(normalize(turn.text)) and before is None:
-                rules.append(Rule(turn.text, "assistant", when))
+                rules.append(Rule(turn.text, "assistant", when, restates=True))
         elif detect_user_rule(turn.text) or user_instruction(turn.text):
             ack = after.text if after is not None and after.speaker == "assistant" else ""
             if ack:
@@ -480,12 +495,28 @@ def rules_from_ledger(inp: AgentInput) -> list[Rule]:
             first.session_id if first else "",
             first.turn_index if first else 0,
         )
-        # A user's instruction is judged by its own words: the writer's link to an
-        # earlier entry (whose context it would inherit) can be wrong.
-        context = entry.context if entry.proposer.value == "assistant" else ""
+        # A user's instruction that replaced an entry inherits what that entry answered.
+        context = entry.context if entry.proposer.value == "assistant" or entry.previous else ""
         rules.append(
             Rule(text, entry.proposer.value, when, context, source="ledger", entry_id=entry.id)
         )
+    return rules
+
+
+def with_follow_ups(rules: list[Rule], inp: AgentInput) -> list[Rule]:
+    """Give ledger proposals the restatement memory recalled right after the reply."""
+    turns = {(t.session_id, t.index): t for t in _ordered_turns(inp)}
+    for rule in rules:
+        _, session, index = rule.when
+        follow = turns.get((session, index + 2))
+        if (
+            rule.speaker == "assistant"
+            and not rule.follow
+            and follow is not None
+            and follow.speaker == "assistant"
+            and detect_proposal(follow.text) is None
+        ):
+            rule.follow = follow.text
     return rules
 
 
@@ -785,6 +816,10 @@ def rule_recipients(rule: str, contacts: list[dict[str, Any]]) -> list[dict[str,
     return found
 
 
+_FOR_ME = re.compile(r"\b(?:for me|to me|myself|my own)\b")
+_SELF = ("self", "me", "myself", "own")
+
+
 def choose_recipient(
     contacts: list[dict[str, Any]], request: str, rule: str | None
 ) -> dict[str, Any] | None:
@@ -812,6 +847,8 @@ def choose_recipient(
         return score + (10.0 if c in addressed else 0.0)
 
     named = best_by(contacts, by_name)
+    if not named and _FOR_ME.search(normalize(request)):
+        named = [c for c in contacts if normalize(str(c.get("relation", ""))) in _SELF]
     if named:
         # Others described by the same words ("Fernleaf": its billing inbox and its art
         # director) are candidates too; the rule decides between them.
@@ -954,22 +991,38 @@ def rank_rules(
 
 core_weight = 1.0
 THRESHOLD = 0.35
-MAX_TRIED = 3
+MAX_TRIED = 4
 
 
 def replacement(rule: Rule, rules: list[Rule]) -> Rule:
-    """A later instruction from the user about the same thing replaces a rule."""
+    """A later instruction from the user (or my restatement of one) replaces a rule.
+
+    The later statement must share wording with the rule and its context (two words
+    and nearly the same relevance to the request, or three words and half of it),
+    and of all earlier rules it must be closest to this one. Ledger entries are left
+    out: the ledger links its own revisions (`latest_version`).
+    """
     about = term_set(rule.about, _ACTION_NOISE)
     later = []
     for other in rules:
-        if other.speaker != "user" or other.when <= rule.when or other is rule:
+        if other.source == "ledger" or other.when[:2] <= rule.when[:2]:
+            continue  # only a later session replaces; a same-session restatement is a follow-up
+        if not (other.speaker == "user" or other.restates):
             continue
         if other.action not in (rule.action, ActionType.other):
             continue
-        shared = _overlap(term_set(other.words, _ACTION_NOISE), about)
-        if other.relevance >= 0.8 * rule.relevance or (
-            shared >= 2 and other.relevance >= 0.5 * rule.relevance
+        words = term_set(other.words, _ACTION_NOISE)
+        shared = _overlap(words, about)
+        if not (
+            (shared >= 2 and other.relevance >= 0.8 * rule.relevance)
+            or (shared >= 3 and other.relevance >= 0.5 * rule.relevance)
         ):
+            continue
+        earlier = [r for r in rules if r.when < other.when and r.text != other.text]
+        closest = max(
+            earlier, key=lambda r: _overlap(words, term_set(r.about, _ACTION_NOISE)), default=None
+        )
+        if closest is not None and closest.text == rule.text:
             later.append(other)
     return max(later, key=lambda r: r.when) if later else rule
 
@@ -1073,15 +1126,17 @@ class ReferencePolicy:
             return self._apply(inp, seen, action, invitation, given)[0]
         pool = candidates(inp.request, seen, action)
         situation |= set().union(set(), *(term_set(t, _ACTION_NOISE) for t in pool))
-        rules = rules_from_memory(inp) + rules_from_ledger(inp)
+        rules = rules_from_memory(inp) + with_follow_ups(rules_from_ledger(inp), inp)
         ranked = rank_rules(rules, inp.request, situation, action, pool, self.similarity)
-        for candidate in ranked[:MAX_TRIED]:
-            if candidate.relevance < THRESHOLD:
+        tried = 0
+        for candidate in ranked:
+            if candidate.relevance < THRESHOLD or tried == MAX_TRIED:
                 break
             if candidate.action not in (action, ActionType.other):
                 continue
+            tried += 1
             rule = replacement(candidate, ranked)
-            entry = ledger_entry(rule, inp.ledger)
+            entry = ledger_entry(candidate, inp.ledger)
             if entry is not None:
                 # Grounding Layer on: a rule the user later replaced gives way to the
                 # replacement. Whether the user ever agreed is the gate's to check.
