@@ -600,9 +600,10 @@ def invitation_text(inv: dict[str, Any]) -> str:
 def product_text(product: dict[str, Any]) -> str:
     words = [str(product.get("title", ""))]
     for key, value in (product.get("attributes") or {}).items():
-        if value is True:
-            words.append(str(key).replace("_", " "))  # "refundable: true" reads "refundable"
-        elif value not in (False, None):
+        if value is True or re.search(r"last|previous", str(key)):
+            # "refundable: true" reads "refundable"; "last_ordered: ..." reads "last ordered"
+            words.append(str(key).replace("_", " "))
+        if value not in (True, False, None):
             words.append(str(value))
     return " ".join(words)
 
@@ -762,6 +763,13 @@ def _newest(
     return [i for d, i in dated if d == top]
 
 
+def covers(rule: Rule, things: list[str]) -> bool:
+    """Does the rule talk about this kind of thing at all (a word of the item, or of the
+    person the request names)? A rule about itineraries does not cover a hotel folio."""
+    said = term_set(rule.about, _ACTION_NOISE)
+    return any(said & term_set(thing, _ACTION_NOISE) for thing in things)
+
+
 def candidates(request: str, seen: Seen, action: ActionType) -> list[str]:
     """Texts of the items the request could mean, for judging which rule picks among them."""
     if action == ActionType.purchase:
@@ -820,6 +828,16 @@ _FOR_ME = re.compile(r"\b(?:for me|to me|myself|my own)\b")
 _SELF = ("self", "me", "myself", "own")
 
 
+def named_contacts(contacts: list[dict[str, Any]], request: str) -> list[dict[str, Any]]:
+    """The contacts the request names ("Rosa wants...": both of Rosa's addresses)."""
+    words, origin = _named(request)
+    words -= origin
+    named = best_by(contacts, lambda c: _overlap(words, term_set(str(c.get("name", "")))))
+    if not named and _FOR_ME.search(normalize(request)):
+        named = [c for c in contacts if normalize(str(c.get("relation", ""))) in _SELF]
+    return named
+
+
 def choose_recipient(
     contacts: list[dict[str, Any]], request: str, rule: str | None
 ) -> dict[str, Any] | None:
@@ -846,9 +864,7 @@ def choose_recipient(
         )
         return score + (10.0 if c in addressed else 0.0)
 
-    named = best_by(contacts, by_name)
-    if not named and _FOR_ME.search(normalize(request)):
-        named = [c for c in contacts if normalize(str(c.get("relation", ""))) in _SELF]
+    named = named_contacts(contacts, request)
     if named:
         # Others described by the same words ("Fernleaf": its billing inbox and its art
         # director) are candidates too; the rule decides between them.
@@ -878,7 +894,8 @@ _DOMAIN_CUES = {
     ),
     ActionType.purchase: re.compile(
         r"\b(?:order\w*|buy\w*|bought|purchas\w*|reorder\w*|restock\w*|booking|book (?:the|a|my|"
-        r"your)|got (?:you|her|him|them) a|delivery|deliver\w*|refurbished|size|edition)\b|\$\d"
+        r"your)|got (?:you|her|him|them) a|get (?:the|a|me|you|her|him|them)|delivery|deliver\w*|"
+        r"refurbished|size|edition)\b|\$\d"
     ),
     ActionType.send: re.compile(
         r"\b(?:send\w*|sent|e-?mail\w*|forward\w*|attach\w*|goes? out|went out|file (?:it|them)|"
@@ -1179,8 +1196,10 @@ class ReferencePolicy:
                 call = ToolCall(
                     f"call_{n}", "purchase", {"product_id": product["id"], "quantity": 1}
                 )
+                if rule is not None and not covers(rule, [product_text(product)]):
+                    return Plan(question=self._question(action)), False
         elif action == ActionType.send:
-            call = self._send(inp, seen, text, n)
+            call = self._send(inp, seen, rule, n)
         if call is None:
             return Plan(question=self._question(action)), False
         if rule is None and not explicit(action, inp.request):
@@ -1219,11 +1238,16 @@ class ReferencePolicy:
             f"call_{n}", "rsvp", {"invitation_id": invitation["id"], "response": response}
         )
 
-    def _send(self, inp: AgentInput, seen: Seen, rule: str | None, n: int) -> ToolCall | None:
-        doc = choose(seen.documents, inp.request, rule, document_text)
-        contact = choose_recipient(seen.contacts, inp.request, rule)
+    def _send(self, inp: AgentInput, seen: Seen, rule: Rule | None, n: int) -> ToolCall | None:
+        text = rule.words if rule else None
+        doc = choose(seen.documents, inp.request, text, document_text)
+        contact = choose_recipient(seen.contacts, inp.request, text)
         if doc is None or contact is None:
             return None
+        if rule is not None:
+            named = [str(c.get("name", "")) for c in named_contacts(seen.contacts, inp.request)]
+            if not covers(rule, [document_text(doc), *named]):
+                return None
         return ToolCall(
             f"call_{n}",
             "send",
