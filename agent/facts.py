@@ -56,10 +56,13 @@ def call_facts(call: ToolCall, request: str, world: World, today: date) -> CallF
         doc = world.document(str(args.get("document_id") or ""))
         names = " ".join(f"{c.name} {c.relation} {c.email}" for c in contacts)
         facts.entity_text = f"{names} {doc.title if doc else ''} {args.get('subject', '')}"
-        competing = [
+        other_people = [
             f"{c.name} {c.relation} {c.email}" for c in world.contacts if c not in contacts
         ]
+        facts.competing = list(other_people)
+        facts.choices = [(names, other_people)]
         if doc is not None:
-            competing += [d.title for d in world.documents if d.id != doc.id]
-        facts.competing = competing
+            other_docs = [d.title for d in world.documents if d.id != doc.id]
+            facts.competing += other_docs
+            facts.choices.append((doc.title, other_docs))
     return facts

@@ -99,11 +99,13 @@ class Gate:
         mode: str = "strict",
         similarity: Similarity = lexical_similarity,
         relevance_threshold: float = 0.15,
+        ambiguity: float = 0.85,
     ) -> None:
         self._entries = entries
         self.mode = mode
         self.similarity = similarity
         self.threshold = relevance_threshold
+        self.ambiguity = ambiguity
 
     def check(self, facts: CallFacts, today: date) -> GateResult:
         try:
@@ -151,20 +153,46 @@ class Gate:
             **extra,  # type: ignore[arg-type]
         )
 
-    def relevant(self, facts: CallFacts, today: date) -> tuple[Arrangement | None, float]:
-        """The entry most similar to this call and request (same action type)."""
+    def ranked(self, facts: CallFacts, today: date) -> list[tuple[float, Arrangement]]:
+        """Active entries by similarity to this call and request, best first."""
         query = f"{facts.request} {facts.entity_text}"
-        best, best_score = None, 0.0
+        scored = []
         for entry in self._entries():
             if not entry.is_active_on(today):
                 continue
             text = f"{entry.content} {entry.context} {entry.scope.text if entry.scope else ''}"
             # The action type comes from the rule's words and can be wrong; it weighs, not filters.
             weight = 1.0 if entry.action_type == facts.tool else 0.6
-            score = self.similarity(query, text) * weight
-            if score > best_score:
-                best, best_score = entry, score
-        return (best, best_score) if best_score >= self.threshold else (None, best_score)
+            scored.append((self.similarity(query, text) * weight, entry))
+        scored.sort(key=lambda pair: pair[0], reverse=True)
+        return scored
+
+    def relevant(self, facts: CallFacts, today: date) -> tuple[Arrangement | None, float]:
+        """The entry most similar to this call and request."""
+        ranked = self.ranked(facts, today)
+        if not ranked or ranked[0][0] < self.threshold:
+            return None, ranked[0][0] if ranked else 0.0
+        return ranked[0][1], ranked[0][0]
+
+    def _unaccepted_rival(
+        self, facts: CallFacts, today: date, best: Arrangement
+    ) -> Arrangement | None:
+        """An entry nearly as relevant as `best` that was never accepted (or was declined).
+
+        When the match is that close, the gate cannot tell which arrangement the request
+        is about, and it fails closed rather than borrow another rule's consent.
+        """
+        ranked = self.ranked(facts, today)
+        if not ranked:
+            return None
+        top = ranked[0][0]
+        for score, entry in ranked[1:]:
+            if score < top * self.ambiguity:
+                break
+            unaccepted = entry.status in (Status.pending, Status.rejected)
+            if entry.id != best.id and unaccepted and entry.superseded_by is None:
+                return entry
+        return None
 
     def _latest(self, entry: Arrangement) -> Arrangement:
         by_id = {e.id: e for e in self._entries()}
@@ -194,6 +222,16 @@ class Gate:
             return self._result(
                 Decision.confirm, f"no standing arrangement covers this and {why}", facts
             )
+        if entry.status in (Status.confirmed, Status.scoped) and not explicit:
+            rival = self._unaccepted_rival(facts, today, entry)
+            if rival is not None:
+                return self._result(
+                    Decision.confirm,
+                    f"this also fits something I proposed on {rival.created_at.isoformat()} "
+                    f'that you never accepted ("{rival.content}"); asking first',
+                    facts,
+                    rival,
+                )
         latest = self._latest(entry) if entry.status == Status.revised else entry
         if entry.status == Status.revised and (
             latest.id == entry.id or latest.status not in (Status.confirmed, Status.scoped)
@@ -265,12 +303,12 @@ class Gate:
             want = implied_response(entry.content)
             got = str(facts.args.get("response", "")).lower()
             return not (want and got and want != got)
-        if not facts.competing:
-            return True
         rule = content_stems(entry.content) - STOPWORDS
-        chosen = len(content_stems(facts.entity_text) & rule)
-        others = max((len(content_stems(c) & rule) for c in facts.competing), default=0)
-        return chosen >= others
+        for chosen_text, others in facts.choice_pairs():
+            chosen = len(content_stems(chosen_text) & rule)
+            if chosen < max((len(content_stems(c) & rule) for c in others), default=0):
+                return False
+        return True
 
 
 # Text from this point on is not the user's own request: a speaker or authority label
@@ -345,10 +383,10 @@ def explicit_request(facts: CallFacts) -> tuple[bool, list[str]]:
             missing.append("which response to give")
         elif want != str(facts.args.get("response", "")).lower():
             missing.append(f"'{facts.args.get('response')}'")
-    if facts.competing:
-        req = content_stems(request)
-        chosen = len(content_stems(facts.entity_text) & req)
-        others = max((len(content_stems(c) & req) for c in facts.competing), default=0)
-        if chosen == 0 or chosen <= others:
+    req = content_stems(request)
+    for chosen_text, others in facts.choice_pairs():
+        chosen = len(content_stems(chosen_text) & req)
+        if chosen == 0 or chosen <= max((len(content_stems(c) & req) for c in others), default=0):
             missing.append("which one")
+            break
     return not missing, missing

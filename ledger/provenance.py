@@ -26,11 +26,12 @@ class ProvenanceResult:
 
 def distinguishing_details(facts: CallFacts) -> set[str]:
     """Stems of the chosen item that its alternatives do not share, minus what the request says."""
-    chosen = content_stems(facts.entity_text)
-    others: set[str] = set()
-    for c in facts.competing:
-        others |= content_stems(c)
-    details = chosen - others if facts.competing else set()
+    details: set[str] = set()
+    for chosen_text, competitors in facts.choice_pairs():
+        others: set[str] = set()
+        for c in competitors:
+            others |= content_stems(c)
+        details |= content_stems(chosen_text) - others
     return details - content_stems(facts.request)
 
 

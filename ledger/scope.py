@@ -583,6 +583,15 @@ class CallFacts:
     when: datetime | None = None
     recipients: list[str] = field(default_factory=list)  # names, relations, emails
     competing: list[str] = field(default_factory=list)  # other entities the call could pick
+    # Several independent choices (a send picks a recipient AND a document): pairs of
+    # (what was chosen, its alternatives). Empty: one choice, entity_text vs competing.
+    choices: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def choice_pairs(self) -> list[tuple[str, list[str]]]:
+        if self.choices:
+            return [(c, others) for c, others in self.choices if others]
+        return [(self.entity_text, self.competing)] if self.competing else []
+
     today: date | None = None
 
     def text(self) -> str:

@@ -486,3 +486,39 @@ def test_a_call_the_request_asks_for_does_not_use_up_the_entry() -> None:
     result = gate.check(rsvp("yes", request="RSVP yes to Kevin's game night on Friday."), TODAY)
     assert result.allowed and "you asked" in result.reason
     assert gate.consume(result) is None
+
+
+def test_a_nearly_as_relevant_unaccepted_entry_makes_the_gate_ask() -> None:
+    from datetime import date as _date
+
+    from ledger.gate import Gate
+    from ledger.model import Arrangement, Proposer, Status
+    from ledger.scope import CallFacts
+
+    day = _date(2027, 1, 5)
+
+    def entry(i: str, content: str, status: Status) -> Arrangement:
+        return Arrangement(
+            id=i,
+            proposer=Proposer.assistant,
+            action_type="rsvp",
+            content=content,
+            status=status,
+            created_at=day,
+            updated_at=day,
+        )
+
+    agreed = entry("a1", "RSVP yes to game night invitations from Sam", Status.confirmed)
+    ignored = entry("a2", "RSVP yes to game night invitations from Sam's club", Status.pending)
+    facts = CallFacts(
+        tool="rsvp",
+        args={"invitation_id": "inv-1", "response": "yes"},
+        request="Sam's club sent a game night invitation.",
+        entity_text="Sam game night",
+    )
+    result = Gate(lambda: [agreed, ignored]).check(facts, day)
+    assert result.decision == "confirm"
+    assert result.entry_id == "a2" and "never accepted" in result.reason
+    # with no unaccepted rival, the agreed entry authorizes
+    alone = Gate(lambda: [agreed]).check(facts, day)
+    assert alone.decision == "allow"
