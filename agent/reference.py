@@ -1014,10 +1014,9 @@ MAX_TRIED = 4
 def replacement(rule: Rule, rules: list[Rule]) -> Rule:
     """A later instruction from the user (or my restatement of one) replaces a rule.
 
-    The later statement must share wording with the rule and its context (two words
-    and nearly the same relevance to the request, or three words and half of it),
-    and of all earlier rules it must be closest to this one. Ledger entries are left
-    out: the ledger links its own revisions (`latest_version`).
+    The later statement must share wording with the rule and its context, be somewhat
+    relevant to the request itself, and of all earlier rules be closest to this one.
+    Ledger entries are left out: the ledger links its own revisions (`latest_version`).
     """
     about = term_set(rule.about, _ACTION_NOISE)
     later = []
@@ -1031,8 +1030,8 @@ def replacement(rule: Rule, rules: list[Rule]) -> Rule:
         words = term_set(other.words, _ACTION_NOISE)
         shared = _overlap(words, about)
         if not (
-            (shared >= 2 and other.relevance >= 0.8 * rule.relevance)
-            or (shared >= 3 and other.relevance >= 0.5 * rule.relevance)
+            (shared >= 2 and other.relevance >= 0.5 * rule.relevance)
+            or (shared >= 3 and other.relevance >= 0.3 * rule.relevance)
         ):
             continue
         earlier = [r for r in rules if r.when < other.when and r.text != other.text]
