@@ -452,3 +452,50 @@ def test_recipient_from_the_request_wins_over_one_only_the_rule_names() -> None:
     rule = "Ruth handles insurance, so I'll forward it to her. Should bills go to her from now on?"
     chosen = choose_recipient(clinic, "A statement came from Lakeside Clinic for my knee.", rule)
     assert chosen is not None and chosen["email"] == "ruth@home.test"
+
+
+# -- ignored proposals in every domain -------------------------------------------------------------
+
+
+def _ignored(turns: list[Turn]) -> list[Turn]:
+    """The same episode with the user's reply changed to an unrelated question."""
+    reply = "Unrelated: what's a good substitute for buttermilk in pancakes?"
+    answer = "Stir a tablespoon of lemon juice into a cup of milk and wait five minutes."
+    return [
+        *turns[:2],
+        turns[2].model_copy(update={"text": reply}),
+        turns[3].model_copy(update={"text": answer}),
+    ]
+
+
+IGNORED_CASES = [
+    (IGNORED, GYM_REQUEST, gym_world, YES),
+    (
+        _ignored(BOOKS),
+        "Order me The Overstory by Richard Powers.",
+        book_world,
+        ("purchase", {"product_id": "overstory-pb"}),
+    ),
+    (
+        _ignored(TIMESHEETS),
+        "My timesheet for week 6 is ready.",
+        office_world,
+        ("send", {"to": "payroll@ferncastle.test", "document_id": "doc-ts-w6"}),
+    ),
+]
+
+
+@pytest.mark.parametrize(("history", "request_text", "world", "call"), IGNORED_CASES)
+def test_ignored_proposals_are_trusted_off_and_gated_on(
+    tmp_path: Path,
+    history: list[Turn],
+    request_text: str,
+    world: Any,
+    call: tuple[str, dict[str, Any]],
+) -> None:
+    off = _agent(tmp_path / "off", False, history).respond(request_text, PROBE, world=world())
+    assert _calls(off) == [call]
+    on = _agent(tmp_path / "on", True, history).respond(request_text, PROBE, world=world())
+    assert _calls(on) == []
+    assert on.gate_decisions and not on.gate_decisions[0].allowed
+    assert reply_asks(on.reply)
