@@ -206,6 +206,7 @@ def replay(
                 if on_progress:
                     on_progress(history.id, stats.probes + stats.skipped, total)
             agent.store.close()
+            agent.memory.drop()  # a Chroma server outlives the work dir
     shutil.rmtree(work, ignore_errors=True)
     records = [json.loads(line) for line in traj_path.read_text().splitlines() if line.strip()]
     metrics = compute_metrics(records)
