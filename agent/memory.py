@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -34,9 +36,11 @@ from chromadb.api.types import Embeddable, EmbeddingFunction
 from chromadb.config import Settings
 
 from agent.embeddings import MiniLMEmbedder, MiniLMEmbeddingFunction
+from agent.settings import SettingsError
 from ledger.model import Turn
 
 __all__ = [
+    "ChromaUnreachable",
     "FactOp",
     "FactsWriter",
     "Memory",
@@ -67,6 +71,13 @@ class MemoryMode(StrEnum):
 
 class MemoryModeUnavailable(RuntimeError):
     """The memory mode cannot run with the current configuration."""
+
+
+class ChromaUnreachable(SettingsError):
+    """No Chroma server answers at the configured ``chroma_url``.
+
+    A :class:`SettingsError`, so the command line prints its one line and exits 2.
+    """
 
 
 @dataclass
@@ -283,7 +294,9 @@ class Memory:
     def collection(self) -> Collection:
         """The Chroma collection (not in mode ``none``)."""
         if self._collection is None:
-            raise MemoryModeUnavailable("memory mode none has no collection")
+            if self.mode is MemoryMode.none:
+                raise MemoryModeUnavailable("memory mode none has no collection")
+            raise MemoryModeUnavailable(f"collection {self.collection_name!r} was dropped")
         return self._collection
 
     # -- writing -----------------------------------------------------------
@@ -507,24 +520,103 @@ class Memory:
             self.client.delete_collection(self.collection_name)
             self._collection = self._open_collection()
 
+    def drop(self) -> None:
+        """Delete the collection for good (a replay history's throwaway memory).
+
+        A Chroma server keeps collections after the local work directory is
+        gone; the memory cannot be used afterwards.
+        """
+        if self.mode is MemoryMode.none or self._collection is None:
+            return
+        assert self.client is not None
+        with self._lock:
+            self.client.delete_collection(self.collection_name)
+            self._collection = None
+
 
 # -- factory -------------------------------------------------------------------
+
+
+def _server_url(chroma_url: str) -> tuple[str, int, bool]:
+    parts = urlsplit(chroma_url if "://" in chroma_url else f"http://{chroma_url}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+        raise SettingsError(f"chroma_url: must look like http://host:port, got {chroma_url!r}")
+    ssl = parts.scheme == "https"
+    return parts.hostname, port or (443 if ssl else 8000), ssl
 
 
 def _client(data_dir: Path | None, chroma_url: str | None) -> ClientAPI:
     settings = Settings(anonymized_telemetry=False)
     if chroma_url:
-        parts = urlsplit(chroma_url if "://" in chroma_url else f"http://{chroma_url}")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"chroma url must look like http://host:port, got {chroma_url!r}")
-        ssl = parts.scheme == "https"
-        port = parts.port or (443 if ssl else 8000)
-        return chromadb.HttpClient(host=parts.hostname, port=port, ssl=ssl, settings=settings)
+        host, port, ssl = _server_url(chroma_url)
+        try:
+            # The client asks the server for its tenant on construction.
+            return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+        except Exception as exc:
+            hint = f"start one with `chroma run --path DIR --port {port}`"
+            reason = " ".join(str(exc).split())[:200]
+            if "Could not connect" in reason:  # chromadb's wording for a refused connection
+                message = f"chroma_url: cannot reach a Chroma server at {chroma_url}; {hint}"
+            else:
+                message = (
+                    f"chroma_url: {chroma_url} did not answer as a Chroma server "
+                    f"({type(exc).__name__}: {reason}); {hint}"
+                )
+            raise ChromaUnreachable(message) from exc
     if data_dir is None:
         raise ValueError("memory needs a data directory or a Chroma server URL")
     path = Path(data_dir) / "chroma"
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+MEMORY_ID_FILE = "memory-id"
+
+
+def memory_id(data_dir: Path) -> str:
+    """The random id of the memory kept for ``data_dir`` on a Chroma server.
+
+    Created on first use and stored in the directory: collections of two
+    profiles (or two replay runs) with the same name never meet on one
+    server, and a profile moved to another path keeps its memory.
+    """
+    path = Path(data_dir) / MEMORY_ID_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        # Written aside and linked into place: a concurrent reader never sees
+        # a half-written file, and the first of two writers wins.
+        value = uuid.uuid4().hex[:12]
+        tmp = path.with_name(f".{MEMORY_ID_FILE}.{os.getpid()}.{value}")
+        tmp.write_text(value + "\n", encoding="utf-8")
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    value = path.read_text(encoding="utf-8").strip()
+    if not re.fullmatch(r"[0-9a-f]{12}", value):
+        raise ValueError(f"{path}: not a memory id (12 hex digits): {value[:40]!r}")
+    return value
+
+
+def collection_name(
+    namespace: str, mode: MemoryMode | str, data_dir: Path | None, chroma_url: str | None
+) -> str:
+    """The Chroma collection of ``namespace`` in ``mode``.
+
+    Embedded, the directory already separates profiles: ``{namespace}-{mode}``.
+    On a server shared by every profile and run, the data directory's
+    :func:`memory_id` is appended.
+    """
+    name = f"{namespace}-{MemoryMode(mode).value}"
+    if chroma_url and data_dir is not None:
+        name = f"{name}-{memory_id(data_dir)}"
+    return name
 
 
 def open_memory(
@@ -540,10 +632,12 @@ def open_memory(
 
     Uses a Chroma server when ``chroma_url`` ("http://host:port") is given,
     otherwise a persistent client under ``data_dir / "chroma"``. Mode
-    ``none`` opens no client at all.
+    ``none`` opens no client at all. Raises :class:`ChromaUnreachable` when
+    no server answers at ``chroma_url``.
     """
     mode = MemoryMode(mode)
     if mode is MemoryMode.none:
         return Memory(mode, None, f"{namespace}-{mode.value}", embedder)
     client = _client(data_dir, chroma_url)
-    return Memory(mode, client, f"{namespace}-{mode.value}", embedder, facts_writer=facts_writer)
+    name = collection_name(namespace, mode, data_dir, chroma_url)
+    return Memory(mode, client, name, embedder, facts_writer=facts_writer)

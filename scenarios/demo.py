@@ -448,6 +448,7 @@ def run_case(
                 sides[gl] = _judged(setup.probe, result, gl, ledger)
             finally:
                 agent.store.close()
+                agent.memory.drop()  # a Chroma server outlives the temp dir
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return DemoResult(
