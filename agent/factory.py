@@ -40,6 +40,10 @@ class LLMAgentPolicy:
         )
         self._retry: list[dict[str, Any]] = []
 
+    def start_turn(self) -> None:
+        """Forget the last turn's invalid-call feedback: it belongs to that turn only."""
+        self._retry = []
+
     def decide(self, inp: AgentInput) -> PolicyOutput:
         from tools.specs import openai_tools
 
@@ -103,7 +107,10 @@ class Agent:
             from ledger.llm_classifier import LLMClassifier
 
             classifier = LLMClassifier(
-                self.settings.model, api_base=self.settings.api_base, api_key=self.settings.api_key
+                self.settings.model,
+                api_base=self.settings.api_base,
+                api_key=self.settings.api_key,
+                timeout=self.settings.timeout,
             )
         self.writer = LedgerWriter(self.store, classifier, similarity=sim)
         self._similarity = sim
@@ -126,6 +133,10 @@ class Agent:
         """Run the graph on one user request."""
         toolbox = Toolbox(world or self.world, self.actions)
         used: set[str] = set()  # single-use entries used up in this turn
+        if isinstance(self.policy, LLMAgentPolicy):
+            # Otherwise a turn that ended on an invalid call would hand its "call the
+            # tool again" feedback to the next request.
+            self.policy.start_turn()
 
         def entries() -> list[Arrangement]:
             return [

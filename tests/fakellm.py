@@ -31,11 +31,13 @@ __all__ = ["FakeLLM", "Step", "fake_llm"]
 
 @dataclass
 class Step:
-    """One scripted answer: a status, a body (dict is sent as JSON) and a delay first."""
+    """One scripted answer: a status, a body (dict is sent as JSON), extra response
+    headers (e.g. Retry-After) and a delay first."""
 
     status: int = 200
     body: dict[str, Any] | str = field(default_factory=dict)
     delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 Responder = Callable[[dict[str, Any]], "Step | dict[str, Any] | str"]
@@ -49,6 +51,7 @@ class FakeLLM:
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []  # time.monotonic() of each request
         self._queue: deque[Step] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -82,13 +85,20 @@ class FakeLLM:
                 step = fake._next(request)
                 if step.delay:
                     time.sleep(step.delay)
-                self._send(step.status, step.body)
+                self._send(step.status, step.body, step.headers)
 
-            def _send(self, status: int, body: dict[str, Any] | str) -> None:
+            def _send(
+                self,
+                status: int,
+                body: dict[str, Any] | str,
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 data = (body if isinstance(body, str) else json.dumps(body)).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
@@ -145,11 +155,17 @@ class FakeLLM:
         """An assistant turn with tool calls: [{"name": ..., "arguments": dict or raw str}]."""
         self.enqueue(Step(body=self.completion(content=text, tool_calls=calls)))
 
-    def enqueue_status(self, code: int, body: dict[str, Any] | str | None = None) -> None:
-        """An HTTP error (429, 500, ...) with an OpenAI-style error body by default."""
+    def enqueue_status(
+        self,
+        code: int,
+        body: dict[str, Any] | str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """An HTTP error (429, 500, ...) with an OpenAI-style error body by default;
+        `headers` adds response headers, e.g. {"Retry-After": "1"}."""
         if body is None:
             body = {"error": {"message": f"fake error {code}", "type": "server_error"}}
-        self.enqueue(Step(status=code, body=body))
+        self.enqueue(Step(status=code, body=body, headers=dict(headers or {})))
 
     def enqueue_delay(self, seconds: float, then: str | dict[str, Any] | None = None) -> None:
         """Wait `seconds` before answering (to trigger a client timeout), then reply `then`."""
@@ -217,6 +233,7 @@ class FakeLLM:
     def _next(self, request: dict[str, Any]) -> Step:
         with self._lock:
             self.requests.append(request)
+            self.request_times.append(time.monotonic())
             step = self._queue.popleft() if self._queue else None
         if step is not None:
             return step
