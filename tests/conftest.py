@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import agent  # noqa: F401  (offline switches)
+from tests.chroma_server import chroma_server  # noqa: F401  (a session fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 
