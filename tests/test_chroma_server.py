@@ -251,6 +251,27 @@ def test_cli_without_a_server_prints_one_line(
     assert "[assistant]" not in done.stdout
 
 
+async def test_the_tui_says_it_could_not_start_and_why() -> None:
+    from tui.app import make_app
+    from tui.screens.chat import ChatScreen
+
+    url = f"http://127.0.0.1:{free_port()}"
+    app = make_app(load_settings({"chroma_url": url}), today=date(2026, 5, 4))
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.screen_stack[0]
+        assert isinstance(chat, ChatScreen)
+        for _ in range(3000):
+            if chat.load_error is not None:
+                break
+            await pilot.pause(0.02)
+        assert chat.load_error == (
+            f"ChromaUnreachable: chroma_url: cannot reach a Chroma server at {url}; "
+            f"start one with `chroma run --path DIR --port {url.rsplit(':', 1)[1]}`"
+        )
+        assert chat.sub_title == "the agent did not start"
+    app.close_session()
+
+
 # -- replay ---------------------------------------------------------------------
 
 
