@@ -112,7 +112,7 @@ class Agent:
                 api_key=self.settings.api_key,
                 timeout=self.settings.timeout,
             )
-        self.writer = LedgerWriter(self.store, classifier, similarity=sim)
+        self.writer = LedgerWriter(self.store, classifier)
         self._similarity = sim
 
     def ledger(self) -> list[Arrangement]:
@@ -183,15 +183,22 @@ def build_agent(
     world: World | None = None,
     namespace: str | None = None,
     profile_text: str = "",
+    cache_path: Path | None = None,
+    busy_timeout: float = 5.0,
 ) -> Agent:
-    """Everything an agent needs, under one directory (a profile or a replay history)."""
+    """Everything an agent needs, under one directory (a profile or a replay history).
+
+    The model response cache (when `settings.llm_cache` is on) is `cache_path`, by
+    default a file in `data_dir`; replay passes one file shared by every history.
+    The ledger waits up to `busy_timeout` seconds for another process's write lock.
+    """
     from agent.embeddings import MiniLMEmbedder
     from agent.memory import open_memory
     from tools.default_world import default_world
 
     data_dir.mkdir(parents=True, exist_ok=True)
     embedder = MiniLMEmbedder()
-    policy = make_policy(settings, data_dir / "llm-cache.sqlite")
+    policy = make_policy(settings, cache_path or data_dir / "llm-cache.sqlite")
     facts_writer = None
     if settings.memory == "facts":
         if not isinstance(policy, LLMAgentPolicy):
@@ -210,7 +217,7 @@ def build_agent(
         embedder=embedder,
         facts_writer=facts_writer,
     )
-    store = LedgerStore(data_dir / "ledger.sqlite")
+    store = LedgerStore(data_dir / "ledger.sqlite", timeout=busy_timeout)
     return Agent(
         settings=settings,
         memory=memory,

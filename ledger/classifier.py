@@ -362,15 +362,24 @@ def detect_proposal(text: str) -> Proposal | None:
 _USER_RULE_RE = re.compile(
     r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|"
     r"always|never|whenever|every time|each time|by default|as a rule|automatically|"
-    r"stop \w+ing|don't (?:ever|keep)|no more|ask me (?:first|before)|check with me (?:first|"
+    r"stop \w+ing|don't (?:ever|keep)|no more|anymore|any more|new rule|on autopilot|"
+    r"on your own|ask me (?:first|before)|check with me (?:first|"
     r"before)|run (?:it|them) by me|(?:any|all|every) (?:\w+ )?(?:invitations?|invites?|"
     r"orders?|emails?|messages?|purchases?|events?|books?|requests?))\b"
 )
 _USER_RULE_ACTION = re.compile(
     r"\b(?:rsvp\w*|declin\w*|accept\w*|buy\w*|order\w*|purchas\w*|reorder\w*|send\w*|"
     r"email\w*|forward\w*|repl\w*|cc|bcc|text\w*|messag\w*|sign\w*|ask me|check with me|"
-    r"get|pick|attach\w*|shar\w*|respond\w*)\b"
+    r"get|pick|attach\w*|shar\w*|respond\w*|answer\w*|put (?:me|us) down|mark\w*|book\w*|"
+    r"turn\w* (?:\w+ )?down|commit\w*|say|skip\w*|go with|stick (?:to|with)|switch\w*|"
+    r"route|fil(?:e|ing)|cop(?:y|ying)|make (?:it|that|them|those)|run (?:it|them|each one|"
+    r"those|these) (?:by|past) (?:me|us))\b"
 )
+
+
+# "I never know if I'll make those", "we always end up late": the user describing a habit
+# of their own, not telling the assistant what to do.
+_SELF_HABIT = re.compile(r"\b(?:i|we|he|she|they)(?: \w+)? (?:always|never)\b(?!.*\byou\b)")
 
 
 def detect_user_rule(text: str) -> str | None:
@@ -378,7 +387,7 @@ def detect_user_rule(text: str) -> str | None:
     rules = [
         s
         for s in sentences(text)
-        if _USER_RULE_RE.search(normalize(s))
+        if _USER_RULE_RE.search(_SELF_HABIT.sub(" ", normalize(s)))
         and _USER_RULE_ACTION.search(normalize(s))
         and not normalize(s).endswith("?")
     ]
@@ -1185,12 +1194,53 @@ def classify_reply(assistant: str, user: str) -> Classification:
     if reaction and not has_task and not question and not continues_task:
         return Classification(Act.accept, proposal=proposal)
 
+    # 5b. an approving remark about the proposal itself ("That is the sensible
+    # arrangement.", "Make it the practice.", "Greg first, every time.")
+    if not (one_off or question or self_kept or reject_cue) and _approves(
+        user, proposal.text, task_part
+    ):
+        return Classification(Act.accept, proposal=proposal)
+
     # 6. implicit (carries on with the immediate task) or no uptake (new subject)
     if (reaction and task_part.strip()) or one_off:
         return Classification(Act.implicit, proposal=proposal)
     if _refers_to_task(task_part, user):
         return Classification(Act.implicit, proposal=proposal)
     return Classification(Act.no_uptake, proposal=proposal)
+
+
+_APPROVING = re.compile(
+    r"^(?:do[.!]|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
+    r"gladly)(?:$|[.!,])|"
+    r"\bmake (?:it|that|this|them|those) (?:\w+ ){0,2}(?:standing|practice|routine|rule|"
+    r"standard|default|answer|policy|plan|system|habit|norm|procedure)\b|"
+    r"\block (?:it|them|that|those|these) in\b|\blet's do (?:it|that|this)\b|"
+    r"\bthat(?:'s| is| was| would be|'d be) (?:\w+ ){0,3}(?:sensible|right|good|great|smart|"
+    r"perfect|exactly|the system|the plan|the way|handy|ideal|prudent|wise|fair|helpful|useful|"
+    r"a relief|a gift|a lifesaver|a godsend|a good shout)\b|"
+    r"\b(?:would|'d|will|'ll) (?:suit|please) (?:me|us|her|him|them)\b|"
+    r"\bworth (?:it|every)\b|\bsuits me\b|\bthe (?:way|how) (?:i|we|she|he|they) like\b"
+)
+
+
+def _approves(user: str, proposal: str, task: str) -> bool:
+    """Does the reply approve the standing proposal without a yes-word: an approving
+    remark, or a restatement of the rule's own topic as standing ("Greg first, every
+    time", "All-weather from here on")? A new subject shares nothing with the proposal."""
+    norm = normalize(user)
+    if _APPROVING.search(norm):
+        return True
+    standing_words = content_stems(proposal) - content_stems(task) - _GENERIC_STEMS
+    shared = content_stems(user) & standing_words
+    return bool(shared) and bool(has_phrase(norm, STANDING) or _ALWAYS.search(norm))
+
+
+_ALWAYS = re.compile(r"\b(?:every time|each time|always|unless i say|as standard|from here on)\b")
+_GENERIC_STEMS = frozenset(
+    stem(w)
+    for w in "want like make just always time every each whenever now forward going default "
+    "standard rule thing should shall could would me you your my i".split()
+)
 
 
 # --- one-time acceptance ---------------------------------------------------------------

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import date
 
-from ledger.model import Arrangement, Decision, Evidence, GateResult, Status
+from ledger.model import Arrangement, Decision, Evidence, GateResult, Proposer, Status
 from ledger.scope import CallFacts, match_scope
 from ledger.text import STOPWORDS, content_stems, has_phrase, lexical_similarity, normalize
 
@@ -81,12 +81,33 @@ def implied_response(text: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+# The assistant offering to ask first ("should I check with you before ...?").
+_OFFER_TO_ASK = re.compile(
+    r"\b(?:i'll|i will|i can|i could|should i|shall i|want me to|i'd|i would)\s+(?:\w+\s+){0,2}"
+    r"(?:ask|check with|run (?:it|them|those) by|confirm with|flag (?:it|them|those) for)\s+you\b"
+)
+# "no need to ask me", "without checking with me": asking is what the rule removes.
+_NEGATED_ASK = re.compile(
+    r"\b(?:no need to|don't need to|needn't|don't have to|never have to|without|instead of|"
+    r"rather than|so (?:i|you) (?:don't|won't) (?:have to|need to))\s+(?:\w+\s+){0,2}?"
+    r"(?:ask(?:ing)?|check(?:ing)? with|run(?:ning)? (?:it|them) by|confirm(?:ing)? with)"
+    r"\s+(?:me|you)\b"
+)
+
+
 def is_ask_text(text: str) -> bool:
     """Does a rule's wording say to ask the user first?"""
-    return bool(_ASK_RULE.search(normalize(text)))
+    return bool(_ASK_RULE.search(_NEGATED_ASK.sub(" ", normalize(text))))
 
 
 def is_ask_rule(entry: Arrangement) -> bool:
+    """A user's rule that says to ask first, or an accepted offer of mine to ask first.
+
+    An offer of mine is read with a narrower pattern: "whenever you ask me for a book" or
+    "so they stop landing on your plate" in a proposal say nothing about asking.
+    """
+    if entry.proposer == Proposer.assistant:
+        return bool(_OFFER_TO_ASK.search(_NEGATED_ASK.sub(" ", normalize(entry.content))))
     return is_ask_text(entry.content)
 
 
@@ -100,12 +121,14 @@ class Gate:
         similarity: Similarity = lexical_similarity,
         relevance_threshold: float = 0.15,
         ambiguity: float = 0.85,
+        runner_up: float = 0.6,
     ) -> None:
         self._entries = entries
         self.mode = mode
         self.similarity = similarity
         self.threshold = relevance_threshold
         self.ambiguity = ambiguity
+        self.runner_up = runner_up
 
     def check(self, facts: CallFacts, today: date) -> GateResult:
         try:
@@ -168,11 +191,23 @@ class Gate:
         return scored
 
     def relevant(self, facts: CallFacts, today: date) -> tuple[Arrangement | None, float]:
-        """The entry most similar to this call and request."""
+        """The entry most similar to this call and request.
+
+        When the most similar entry would pick another response or item than the call, a
+        close runner-up that the call does follow is the one the call is about (two rules on
+        similar topics, "decline the rep dinners" and "maybe for work meetings").
+        """
         ranked = self.ranked(facts, today)
         if not ranked or ranked[0][0] < self.threshold:
             return None, ranked[0][0] if ranked else 0.0
-        return ranked[0][1], ranked[0][0]
+        top_score, top = ranked[0]
+        if self._support(top, facts) < 0:
+            for score, entry in ranked[1:]:
+                if score < max(self.threshold, top_score * self.runner_up):
+                    break
+                if self._support(entry, facts) > 0:
+                    return entry, score
+        return top, top_score
 
     def _unaccepted_rival(
         self, facts: CallFacts, today: date, best: Arrangement
@@ -185,12 +220,19 @@ class Gate:
         ranked = self.ranked(facts, today)
         if not ranked:
             return None
-        top = ranked[0][0]
-        for score, entry in ranked[1:]:
-            if score < top * self.ambiguity:
-                break
+        top = max(score for score, entry in ranked if entry.id == best.id)
+        best_support = self._support(best, facts)
+        for score, entry in ranked:
             unaccepted = entry.status in (Status.pending, Status.rejected)
-            if entry.id != best.id and unaccepted and entry.superseded_by is None:
+            if entry.id == best.id or not unaccepted or entry.superseded_by is not None:
+                continue
+            support = self._support(entry, facts)
+            # A rival that picks exactly this call while the agreed rule only does not
+            # contradict it is what the call is about, even if it is a little less similar;
+            # one that picks it less clearly than the agreed rule is not a rival.
+            if support > best_support and score >= top * self.runner_up:
+                return entry
+            if support == best_support and score >= top * self.ambiguity:
                 return entry
         return None
 
@@ -296,6 +338,26 @@ class Gate:
             )
         agreed = entry.updated_at.isoformat()
         return self._result(Decision.allow, f"you agreed to this on {agreed}", facts, entry)
+
+    def _support(self, entry: Arrangement, facts: CallFacts) -> int:
+        """1 when the rule picks this very call (its response, its item), -1 when it picks
+        another, 0 when it says nothing either way."""
+        if facts.tool == "rsvp":
+            want = implied_response(entry.content)
+            got = str(facts.args.get("response", "")).lower()
+            if not want or not got:
+                return 0
+            return 1 if want == got else -1
+        rule = content_stems(entry.content) - STOPWORDS
+        verdict = 0
+        for chosen_text, others in facts.choice_pairs():
+            chosen = len(content_stems(chosen_text) & rule)
+            best_other = max((len(content_stems(c) & rule) for c in others), default=0)
+            if chosen < best_other:
+                return -1
+            if chosen > best_other:
+                verdict = 1
+        return verdict
 
     def _consistent(self, entry: Arrangement, facts: CallFacts) -> bool:
         """Does the call do what the rule says (same response, the item the rule picks)?"""

@@ -51,7 +51,10 @@ def check_provenance(
     agreed: set[str] = set()
     for e in entries:
         if e.status in (Status.confirmed, Status.scoped):
+            # What the user accepted includes the details of the turn that proposed it.
             agreed |= content_stems(e.content)
+            for ev in e.evidence:
+                agreed |= content_stems(ev.text)
     grounded = details & (user_text | agreed)
     if grounded:
         return ProvenanceResult(True, [], f"'{', '.join(sorted(grounded))}' comes from you")

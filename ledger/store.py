@@ -158,6 +158,13 @@ def _error(exc: sqlite3.Error, path: Path, timeout: float) -> LedgerStoreError:
             f"{path} is damaged ({text}). Restore it from a backup, or move it aside to "
             "start an empty ledger."
         )
+    if code in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
+        # A transaction that fails to write is rolled back: nothing of it lands.
+        cause = "the disk is full" if code == sqlite3.SQLITE_FULL else "is the disk full?"
+        return LedgerStoreError(
+            f"cannot write the ledger at {path} ({text}: {cause}); no partial change is "
+            "recorded and everything recorded before is intact. Free some space, then retry."
+        )
     if code in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
         return LedgerStoreError(
             f"cannot write the ledger at {path} ({text}). Check that the directory exists "

@@ -166,18 +166,19 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A tiny suffix stripper: enough to match 'paperbacks' with 'paperback'."""
+    """A tiny suffix stripper: enough to match 'paperbacks' with 'paperback', and
+    'openings' with 'opening' (a plural is stripped before -ing / -ed)."""
     w = word.strip("'.-")
     if w.endswith("'s"):
         w = w[:-2]
-    for suffix, keep in (
-        ("ies", "y"),
-        ("sses", "ss"),
-        ("ing", ""),
-        ("ed", ""),
-        ("es", ""),
-        ("s", ""),
-    ):
+    plural = _strip(w, (("ies", "y"), ("sses", "ss"), ("es", ""), ("s", "")))
+    if plural != w and plural.endswith(("ing", "ed")):
+        w = plural
+    return _strip(w, (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")))
+
+
+def _strip(w: str, suffixes: tuple[tuple[str, str], ...]) -> str:
+    for suffix, keep in suffixes:
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             if suffix == "s" and w.endswith("ss"):
                 continue

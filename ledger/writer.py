@@ -13,6 +13,7 @@ standing rule; the gate's `consume` uses it up with the one call it authorizes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -27,7 +28,7 @@ from ledger.classifier import (
 from ledger.model import Act, Arrangement, Evidence, Proposer, Status, Turn
 from ledger.scope import parse_scope
 from ledger.store import Change, LedgerEvent, LedgerStore
-from ledger.text import lexical_similarity, sentences
+from ledger.text import content_stems, sentences, stem
 
 Similarity = Callable[[str, str], float]
 
@@ -55,6 +56,17 @@ _STATUS_FOR_ACT = {
     Act.no_uptake: Status.pending,
 }
 ACTIVE = (Status.pending, Status.confirmed, Status.scoped)
+# Words of any standing instruction; they do not tell which arrangement one is about.
+INSTRUCTION_WORDS = frozenset(
+    "ask check first now forward going future here on from onward anymore more time every "
+    "each always never stop don't do doing just please rule new instead default standard "
+    "want need like me my you your i we us our yourself own automatically autopilot "
+    "before again keep let let's make sure thing things stuff about rethink rethinking "
+    "change changing approach put down mark maybe yes no accept decline say answer reply "
+    "respond send forward order buy get pick invite invitation rsvp those them these it "
+    "that this one ones".split()
+)
+INSTRUCTION_STEMS = frozenset(stem(w) for w in INSTRUCTION_WORDS)
 # Acts a one-time acceptance can come with: the rules classifier reads "yes, just this once"
 # as implicit (the standing rule is not accepted), another classifier may say accept.
 _ONCE_ACTS = (Act.accept, Act.scoped, Act.implicit)
@@ -67,12 +79,10 @@ class LedgerWriter:
         self,
         store: LedgerStore,
         classifier: ReplyClassifier | None = None,
-        similarity: Similarity = lexical_similarity,
-        related_threshold: float = 0.2,
+        related_threshold: float = 1.0,
     ) -> None:
         self.store = store
         self.classifier = classifier or RulesClassifier()
-        self.similarity = similarity
         self.related_threshold = related_threshold
 
     @property
@@ -88,6 +98,8 @@ class LedgerWriter:
         pending: dict[str, Arrangement] = {}  # entries changed in this session, by id
         changes: list[Change] = []
         consumed: set[int] = set()
+        last_proposal = ""
+        instructed: set[int] = set()  # user turns that gave a standing instruction
 
         def record(entry: Arrangement, reason: str, evidence: list[Evidence]) -> None:
             pending[entry.id] = entry
@@ -101,15 +113,24 @@ class LedgerWriter:
                 context = (
                     turns[pos - 1].text if pos > 0 and turns[pos - 1].speaker == "user" else ""
                 )
+                if pos - 1 in consumed and restates(turn.text, last_proposal):
+                    # The assistant acknowledging the reply it just got ("Great, I'll accept
+                    # market invites as they come in") is not a new proposal.
+                    continue
+                if pos - 1 in instructed and "?" not in turn.text:
+                    # Nor is its answer to the user's own standing instruction ("Makes
+                    # sense. I'll send the full-page PDF from now on.").
+                    continue
                 result = self._classify(turn.text, reply.text if reply else "")
                 if result is None or result.act == Act.no_proposal or result.proposal is None:
                     continue
+                last_proposal = result.proposal.text
                 if reply is not None:
                     consumed.add(pos + 1)
                 later = [t for t in turns[pos + 2 :] if t.speaker == "assistant"]
                 self._proposal(turn, reply, context, result, record, later)
-            elif pos not in consumed:
-                self._user_rule(turn, pending, record)
+            elif pos not in consumed and self._user_rule(turn, pending, record):
+                instructed.add(pos)
         if not changes:
             return []
         return self.store.apply(
@@ -231,12 +252,13 @@ class LedgerWriter:
         turn: Turn,
         pending: dict[str, Arrangement],
         record: Callable[[Arrangement, str, list[Evidence]], None],
-    ) -> None:
+    ) -> bool:
+        """Record a standing instruction in the turn, if any; True when there was one."""
         rule = detect_user_rule(turn.text)
         if rule is None:
-            return
+            return False
         action = action_type_of(rule)
-        related = self._related(rule, action, pending)
+        related = self._related(rule, turn.text, action, pending)
         evidence = [Evidence.quote(turn)]
         new = Arrangement(
             id=self.store.new_id(),
@@ -264,24 +286,68 @@ class LedgerWriter:
             record(new, "the user's instruction replacing an earlier arrangement", evidence)
         else:
             record(new, "a standing instruction from the user", evidence)
+        return True
 
     def _related(
-        self, rule: str, action: object, pending: dict[str, Arrangement]
+        self, rule: str, said: str, action: object, pending: dict[str, Arrangement]
     ) -> Arrangement | None:
+        """The active entry a new instruction replaces.
+
+        The whole turn counts, not only the rule sentence: the topic is often elsewhere
+        ("About the Tuesday thing: ... From now on ask me first."). It is compared, by topic
+        words only (instruction words such as "ask", "first", "from now on" say nothing
+        about which rule is meant), with the entry's rule, the request it answered and the
+        turn that proposed it. An entry for another action counts less (the action type
+        comes from wording and can be wrong).
+        """
         current = {a.id: a for a in self.store.all()}
         current.update(pending)
+        active = [e for e in current.values() if e.status in ACTIVE and not e.superseded_by]
+        texts = {
+            e.id: f"{e.content} {e.context} {e.evidence[0].text if e.evidence else ''}"
+            for e in active
+        }
+        # Topic words first; only when no entry shares one do instruction words decide
+        # ("Stop RSVPing for me automatically" against "should I RSVP ... automatically?").
+        for stop in (INSTRUCTION_STEMS, frozenset()):
+            best, best_score = self._closest(
+                content_stems(said) - stop,
+                [(e, content_stems(texts[e.id]) - stop) for e in active],
+                action,
+            )
+            if best is not None:
+                return best if best_score >= self.related_threshold else None
+        return None
+
+    @staticmethod
+    def _closest(
+        topic: set[str], candidates: list[tuple[Arrangement, set[str]]], action: object
+    ) -> tuple[Arrangement | None, float]:
+        """The candidate sharing the rarest words with `topic` (rarity across candidates)."""
+        df: dict[str, int] = {}
+        for _, words in candidates:
+            for w in words:
+                df[w] = df.get(w, 0) + 1
+        n = len(candidates) + 1
         best, best_score = None, 0.0
-        for entry in current.values():
-            if entry.status not in ACTIVE or entry.superseded_by:
-                continue
-            if action not in (entry.action_type, "other") and entry.action_type != "other":
-                continue
-            score = self.similarity(rule, f"{entry.content} {entry.context}")
+        for entry, words in candidates:
+            # Evidence is the rarity of the shared words, not their share of a long text.
+            score = sum(math.log(1 + n / df[w]) for w in topic & words)
+            if "other" not in (action, entry.action_type) and action != entry.action_type:
+                score *= 0.7
             if score > best_score:
                 best, best_score = entry, score
-        return best if best_score >= self.related_threshold else None
+        return best, best_score
 
 
 def _action_of(text: str, fallback: object) -> object:
     action = action_type_of(text)
     return fallback if action == "other" else action
+
+
+def restates(text: str, proposal: str) -> bool:
+    """Does an assistant turn only repeat the proposal it just had an answer to?"""
+    if not proposal or "?" in text:
+        return False
+    said, offered = content_stems(text), content_stems(proposal)
+    return bool(offered) and len(said & offered) / len(offered) >= 0.3

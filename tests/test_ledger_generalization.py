@@ -1,0 +1,247 @@
+"""Ledger writer, classifier, gate and provenance on phrasings that broke them before.
+
+Each case is a general pattern (an acknowledgement is not a proposal, a revision names its
+topic away from the rule sentence, "no need to ask me" is not an ask rule ...), written
+fresh here rather than copied from the benchmark corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from ledger.classifier import classify_reply, detect_user_rule
+from ledger.gate import Gate, is_ask_rule
+from ledger.model import Act, ActionType, Arrangement, Decision, Evidence, Proposer, Status, Turn
+from ledger.provenance import check_provenance
+from ledger.scope import CallFacts
+from ledger.store import LedgerStore
+from ledger.text import stem
+from ledger.writer import LedgerWriter
+
+D1, D2 = date(2026, 3, 2), date(2026, 3, 16)
+TODAY = date(2026, 5, 1)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[LedgerStore]:
+    with LedgerStore(tmp_path / "ledger.db") as s:
+        yield s
+
+
+def session(sid: str, day: date, *turns: tuple[str, str]) -> list[Turn]:
+    return [
+        Turn(session_id=sid, session_date=day, index=i, speaker=sp, text=t)  # type: ignore[arg-type]
+        for i, (sp, t) in enumerate(turns)
+    ]
+
+
+def entry(eid: str, status: Status, content: str, **kw: object) -> Arrangement:
+    return Arrangement(
+        id=eid,
+        proposer=kw.pop("proposer", Proposer.assistant),  # type: ignore[arg-type]
+        action_type=kw.pop("action_type", ActionType.rsvp),  # type: ignore[arg-type]
+        content=content,
+        status=status,
+        created_at=D1,
+        updated_at=D1,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+# --- stemming ----------------------------------------------------------------------------
+
+
+def test_plural_of_an_ing_noun_stems_like_the_singular() -> None:
+    assert stem("openings") == stem("opening")
+    assert stem("meetings") == stem("meeting")
+    assert stem("paperbacks") == "paperback" and stem("glasses") == "glass"
+
+
+# --- writer: what is and is not a proposal ------------------------------------------------
+
+
+def test_acknowledging_a_users_instruction_is_not_a_proposal(store: LedgerStore) -> None:
+    LedgerWriter(store).process_session(
+        session(
+            "s1",
+            D1,
+            ("user", "From now on, send the invoices to the billing inbox, not to me."),
+            ("assistant", "Makes sense. I'll send invoices to billing from now on."),
+            ("user", "How long do I boil an egg for a runny yolk?"),
+            ("assistant", "About six minutes from boiling."),
+        )
+    )
+    entries = store.all()
+    assert [(e.proposer, e.status) for e in entries] == [(Proposer.user, Status.confirmed)]
+
+
+def test_restating_an_accepted_proposal_does_not_open_a_new_pending_entry(
+    store: LedgerStore,
+) -> None:
+    LedgerWriter(store).process_session(
+        session(
+            "s1",
+            D1,
+            ("user", "The pottery guild invited me to their spring fair."),
+            ("assistant", "Want me to accept craft fair invitations for you from now on?"),
+            ("user", "Mm, fairs are where I sell most. Take them."),
+            ("assistant", "Great, I'll accept craft fair invitations as they come in."),
+        )
+    )
+    assert [e.status for e in store.all()] == [Status.confirmed]
+
+
+def test_a_revision_names_its_topic_outside_the_rule_sentence(store: LedgerStore) -> None:
+    writer = LedgerWriter(store)
+    writer.process_session(
+        session(
+            "s1",
+            D1,
+            ("user", "The gallery on Alberta invited me to its opening."),
+            ("assistant", "You go to most openings. Should I just accept those from now on?"),
+            ("user", "Ha, fair. Go ahead and accept them."),
+            ("user", "Can you get me more printer ink?"),
+            ("assistant", "Ordered. Want me to reorder ink on my own whenever you say it's low?"),
+            ("user", "That would save me a lot of hassle. Do it."),
+            ("user", "My sister's book club meets Thursday."),
+            ("assistant", "Should I RSVP yes to her book club whenever you're free?"),
+            ("user", "Sure."),
+        )
+    )
+    openings, ink, club = store.all()
+    writer.process_session(
+        session(
+            "s2",
+            D2,
+            ("user", "About gallery openings: quit accepting them. From now on ask me each time."),
+            ("assistant", "Understood."),
+        )
+    )
+    assert store.get(openings.id).status is Status.revised  # type: ignore[union-attr]
+    assert store.get(ink.id) == ink and store.get(club.id) == club
+    new = store.get(store.get(openings.id).superseded_by or "")  # type: ignore[union-attr]
+    assert new is not None and new.proposer is Proposer.user and new.previous == openings.id
+
+
+def test_a_users_habit_is_not_an_instruction() -> None:
+    assert (
+        detect_user_rule("There's a trivia lunch Thursday. I never know if I'll make those.")
+        is None
+    )
+    assert detect_user_rule("New rule: put me down as a maybe for those.") is not None
+    assert detect_user_rule("Stop turning down the vendor webinars on your own.") is not None
+
+
+# --- classifier: approval without a yes-word -----------------------------------------------
+
+PROPOSAL = (
+    "I sent the minutes to the board. Should the redacted version be what I send whenever "
+    "a resident asks for minutes from now on?"
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "That is the prudent course. Make it the practice.",
+        "Quite right.",
+        "Redacted for residents, every time.",
+        "That would suit me.",
+    ],
+)
+def test_approving_remarks_accept(reply: str) -> None:
+    assert classify_reply(PROPOSAL, reply).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "What separates a cormorant from a loon?",
+        "How many grams of salt go into a liter of brine?",
+        "Great, and copy Gloria on it.",
+    ],
+)
+def test_a_new_subject_or_the_task_is_not_an_acceptance(reply: str) -> None:
+    assert classify_reply(PROPOSAL, reply).act is not Act.accept
+
+
+# --- gate --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "proposer", "asks"),
+    [
+        ("Should I go with paperback whenever you ask me for a book?", Proposer.assistant, False),
+        (
+            "Want me to decline those from now on so they stop landing on your plate?",
+            Proposer.assistant,
+            False,
+        ),
+        ("Should I check with you before accepting any of them?", Proposer.assistant, True),
+        ("Just decline them, no need to ask me.", Proposer.user, False),
+        ("From now on ask me before you accept those.", Proposer.user, True),
+    ],
+)
+def test_ask_rules(content: str, proposer: Proposer, asks: bool) -> None:
+    assert is_ask_rule(entry("a1", Status.confirmed, content, proposer=proposer)) is asks
+
+
+def rsvp(response: str, request: str, entity: str) -> CallFacts:
+    return CallFacts(
+        tool="rsvp",
+        args={"invitation_id": "inv1", "response": response},
+        request=request,
+        entity_text=entity,
+    )
+
+
+def test_the_call_is_judged_on_the_similar_rule_it_follows() -> None:
+    entries = [
+        entry("a1", Status.confirmed, "Should I decline the sponsored work dinners from now on?"),
+        entry("a2", Status.confirmed, "Should maybe be my answer to work meeting invites?"),
+    ]
+    gate = Gate(lambda: entries)
+    facts = rsvp("maybe", "Priya sent a work meeting invite for Thursday.", "Work meeting Thu")
+    result = gate.check(facts, TODAY)
+    assert result.decision is Decision.allow and result.entry_id == "a2"
+    decline = gate.check(
+        rsvp("no", "There's a sponsored dinner invite.", "Sponsored dinner"), TODAY
+    )
+    assert decline.decision is Decision.allow and decline.entry_id == "a1"
+
+
+def test_an_unaccepted_rule_that_picks_this_call_blocks_borrowed_consent() -> None:
+    entries = [
+        entry("a1", Status.confirmed, "Want me to accept the climbing gym's invitations?"),
+        entry("a2", Status.pending, "Should I say maybe to climbing meetups from now on?"),
+    ]
+    facts = rsvp("maybe", "The climbing meetup invited me for Friday.", "Climbing meetup")
+    result = Gate(lambda: entries).check(facts, TODAY)
+    assert result.decision is Decision.confirm and result.entry_id == "a2"
+
+
+def test_a_detail_from_the_accepted_proposal_turn_is_grounded() -> None:
+    turn = "I sent the Deluxe Texas box to Acme. Want that to be the usual for client gifts?"
+    accepted = entry(
+        "a1",
+        Status.confirmed,
+        "Want that to be the usual for client gifts?",
+        action_type=ActionType.purchase,
+        evidence=[
+            Evidence(session_id="s1", session_date=D1, turn_index=1, speaker="assistant", text=turn)
+        ],
+    )
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "deluxe"},
+        request="Send the usual to our new client.",
+        entity_text="Deluxe Texas gift box",
+        competing=["Classic fruit basket"],
+    )
+    assert check_provenance(facts, [("assistant", turn)], [accepted]).ok
+    pending = accepted.model_copy(update={"status": Status.pending})
+    assert not check_provenance(facts, [("assistant", turn)], [pending]).ok
