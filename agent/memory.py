@@ -34,9 +34,11 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Embeddable, EmbeddingFunction
 from chromadb.config import Settings
+from chromadb.errors import ChromaError
 
 from agent.embeddings import MiniLMEmbedder, MiniLMEmbeddingFunction
 from agent.settings import SettingsError
+from agent.storage import MemoryIndexError, check_memory_files
 from ledger.model import Turn
 
 __all__ = [
@@ -570,8 +572,12 @@ def _client(data_dir: Path | None, chroma_url: str | None) -> ClientAPI:
     if data_dir is None:
         raise ValueError("memory needs a data directory or a Chroma server URL")
     path = Path(data_dir) / "chroma"
+    check_memory_files(path)
     path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+    except ChromaError as exc:
+        raise MemoryIndexError(path, str(exc)) from exc
 
 
 MEMORY_ID_FILE = "memory-id"
@@ -633,11 +639,22 @@ def open_memory(
     Uses a Chroma server when ``chroma_url`` ("http://host:port") is given,
     otherwise a persistent client under ``data_dir / "chroma"``. Mode
     ``none`` opens no client at all. Raises :class:`ChromaUnreachable` when
-    no server answers at ``chroma_url``.
+    no server answers at ``chroma_url``, :class:`~agent.storage.MemoryIndexError`
+    when the local index cannot be read.
     """
     mode = MemoryMode(mode)
     if mode is MemoryMode.none:
         return Memory(mode, None, f"{namespace}-{mode.value}", embedder)
     client = _client(data_dir, chroma_url)
     name = collection_name(namespace, mode, data_dir, chroma_url)
-    return Memory(mode, client, name, embedder, facts_writer=facts_writer)
+    if chroma_url or data_dir is None:
+        return Memory(mode, client, name, embedder, facts_writer=facts_writer)
+    try:
+        memory = Memory(mode, client, name, embedder, facts_writer=facts_writer)
+        memory.count()  # loads the index: damage shows now, not in the middle of a turn
+    except ChromaError as exc:
+        close = getattr(client, "close", None)
+        if close is not None:
+            close()  # drop Chroma's per-path cache, so a reopen after recovery starts clean
+        raise MemoryIndexError(Path(data_dir) / "chroma", str(exc)) from exc
+    return memory

@@ -5,11 +5,18 @@ LangGraph graph checkpointed with `SqliteSaver`, so quitting and starting again
 resumes it; ending a session (`new_session`, or `close` at the end of input)
 runs the agent's `remember` step, which writes memory and the ledger from the
 same turns.
+
+Before it opens anything, a session checks the profile's files (`agent.storage`):
+a ledger or checkpoint file held by another process, or damaged, stops the start
+with one line that says what to do. The ledger is copied aside at the start and at
+the end of every session, so a damaged ledger can be restored.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -20,6 +27,14 @@ from langchain_core.runnables import RunnableConfig
 from agent.factory import Agent, TurnResult, build_agent
 from agent.locations import profile_dir
 from agent.settings import Settings
+from agent.storage import (
+    CHAT,
+    MemoryIndexError,
+    backup_ledger,
+    chat_error,
+    check_profile,
+    memory_damaged,
+)
 from ledger.model import Arrangement, GateResult, Turn
 from ledger.store import LedgerEvent
 
@@ -41,6 +56,7 @@ class ChatSession:
     settings: Settings
     home: Path | None = None
     today: date | None = None
+    busy_timeout: float = 5.0  # seconds to wait for a file another process is writing
     agent: Agent = field(init=False)
     last: TurnResult | None = field(default=None, init=False)
     gate_log: list[GateResult] = field(default_factory=list, init=False)
@@ -53,32 +69,63 @@ class ChatSession:
         from tools.world import load_world, save_world
 
         self.home = self.home or profile_dir(self.settings.profile)
+        checked = check_profile(self.home, self.settings.profile, self.busy_timeout)
         world_path = self.home / "world.json"
         if not world_path.exists():
             save_world(default_world(), world_path)
         self.world_path = world_path
-        self.agent = build_agent(self.settings, self.home, world=load_world(world_path))
-        self._conn = sqlite3.connect(str(self.home / "chat.sqlite"), check_same_thread=False)
-        self._saver = SqliteSaver(self._conn)
-        graph = StateGraph(ChatState)
-        graph.add_node("record", lambda state: {})
-        graph.add_edge(START, "record")
-        self._graph = graph.compile(checkpointer=self._saver)
-        self._config: RunnableConfig = {
-            "configurable": {"thread_id": f"chat-{self.settings.profile}"}
-        }
-        state = self._graph.get_state(self._config).values
-        if not state:
-            start = self.today or date.today()
-            self._save({"session_no": 1, "session_date": start.isoformat(), "turns": []})
+        try:
+            self.agent = build_agent(
+                self.settings,
+                self.home,
+                world=load_world(world_path),
+                busy_timeout=self.busy_timeout,
+            )
+        except MemoryIndexError as exc:
+            raise memory_damaged(exc, checked, self.settings.profile) from exc
+        self._chat_path = self.home / CHAT
+        self._conn = sqlite3.connect(
+            str(self._chat_path), timeout=self.busy_timeout, check_same_thread=False
+        )
+        try:
+            with self._checkpoint():
+                self._saver = SqliteSaver(self._conn)
+                graph = StateGraph(ChatState)
+                graph.add_node("record", lambda state: {})
+                graph.add_edge(START, "record")
+                self._graph = graph.compile(checkpointer=self._saver)
+                self._config: RunnableConfig = {
+                    "configurable": {"thread_id": f"chat-{self.settings.profile}"}
+                }
+                state = self._graph.get_state(self._config).values
+            if not state:
+                start = self.today or date.today()
+                self._save({"session_no": 1, "session_date": start.isoformat(), "turns": []})
+        except BaseException:
+            self.agent.store.close()
+            self._conn.close()
+            raise
+        backup_ledger(self.agent.store, self.home)
+
+    @contextmanager
+    def _checkpoint(self) -> Iterator[None]:
+        """sqlite3 errors of the checkpoint file as one-line StorageErrors."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise chat_error(
+                exc, self._chat_path, self.settings.profile, self.busy_timeout
+            ) from exc
 
     # -- state ---------------------------------------------------------------------------
 
     def _state(self) -> ChatState:
-        return dict(self._graph.get_state(self._config).values)  # type: ignore[return-value]
+        with self._checkpoint():
+            return dict(self._graph.get_state(self._config).values)  # type: ignore[return-value]
 
     def _save(self, state: ChatState) -> None:
-        self._graph.invoke(state, self._config)
+        with self._checkpoint():
+            self._graph.invoke(state, self._config)
 
     @property
     def session_no(self) -> int:
@@ -152,10 +199,22 @@ class ChatSession:
         return events
 
     def close(self) -> list[LedgerEvent]:
-        """End of input: remember the session, start a fresh one next time, release files."""
-        events = self.new_session(0) if self.turns() else []
-        self.agent.store.close()
-        self._conn.close()
+        """End of input: remember the session, start a fresh one next time, release files.
+
+        If memory, the ledger or the checkpoint cannot be written, the error is raised
+        and the session's turns stay in the checkpoint: the next start resumes the same
+        session, and its end writes them.
+        """
+        assert self.home is not None
+        try:
+            events = self.new_session(0) if self.turns() else []
+            backup_ledger(self.agent.store, self.home)
+        finally:
+            self.agent.store.close()
+            self._conn.close()
+            release = getattr(self.agent.memory.client, "close", None)
+            if release is not None:
+                release()  # Chroma keeps one system per path until its last client closes
         return events
 
     def set_gl(self, on: bool) -> None:

@@ -14,6 +14,8 @@ from importlib.metadata import PackageNotFoundError, version
 import agent  # noqa: F401  (sets the offline switches before anything else loads)
 from agent.locations import config_file
 from agent.settings import Settings, SettingsError, load_settings
+from agent.storage import StorageError
+from ledger.store import LedgerStoreError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -49,6 +51,11 @@ def _add_agent_flags(p: argparse.ArgumentParser, memory: bool = True) -> None:
 
 def _cmd_chat(args: argparse.Namespace) -> int:
     settings = _settings_from(args)
+    from agent.locations import profile_dir
+    from agent.storage import check_profile
+
+    # Before the agent's libraries load (seconds): a locked or damaged file fails fast.
+    check_profile(profile_dir(settings.profile), settings.profile)
     if args.plain:
         from tui.plain import run_plain
 
@@ -147,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     from tui.bench_cmds import register as register_bench
 
     register_bench(sub)
+    from tui.recover_cmd import register as register_recover
+
+    register_recover(sub)
     for register in _EXTRA_COMMANDS:
         register(sub)
     return parser
@@ -169,6 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"grounding: {exc}", file=sys.stderr)
         return 2
+    except (StorageError, LedgerStoreError) as exc:  # a profile file: locked, damaged, full
+        print(f"grounding: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
