@@ -3,19 +3,25 @@
 Every configuration is an ordinary `replay` run directory under `out_dir`
 (`chunks-gl-on`, ...), so `grounding report` reads them like any other run. All
 configurations run in this one process on purpose: the embedder's process-wide
-cache then embeds each history's turns once for the whole matrix. A combined
-`report.md` with the matrix table and the charts goes into `out_dir`.
+cache then embeds each history's turns once for the whole matrix. With `jobs > 1`
+one set of worker processes serves every configuration and a history always goes
+to the same worker, so the same holds per worker. A combined `report.md` with the
+matrix table and the charts goes into `out_dir`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent.settings import load_settings
+from scenarios.histories import build_histories
+from scenarios.loader import load_corpus
+from scenarios.pool import ReplayPool
 from scenarios.replay import ReplayStats, replay
 from scenarios.report import Run, load_run, render_markdown, write_charts
 
@@ -73,27 +79,40 @@ def bench(
     overrides: dict[str, Any] | None = None,
     limit: int | None = None,
     on_progress: Callable[[Config, str, int, int], None] | None = None,
+    jobs: int = 1,
+    max_model_calls: int | None = None,
 ) -> BenchResult:
-    """Replay the corpus once per configuration and write the combined report."""
+    """Replay the corpus once per configuration and write the combined report.
+
+    `jobs` and `max_model_calls` as in `replay`; the workers serve the whole matrix.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     result = BenchResult(out_dir=out_dir)
     started = time.perf_counter()
-    for config in matrix(model):
-        settings = load_settings(
-            {**(overrides or {}), "model": model, "memory": config.memory, "gl": config.gl}
-        )
+    histories = len(build_histories(load_corpus(corpus_dir))[: limit or None])
+    workers = min(jobs, histories)
+    with ReplayPool(workers, max_model_calls) if workers > 1 else nullcontext() as pool:
+        for config in matrix(model):
+            settings = load_settings(
+                {**(overrides or {}), "model": model, "memory": config.memory, "gl": config.gl}
+            )
 
-        def tick(history: str, done: int, total: int, config: Config = config) -> None:
-            if on_progress is not None:
-                on_progress(config, history, done, total)
+            def tick(history: str, done: int, total: int, config: Config = config) -> None:
+                if on_progress is not None:
+                    on_progress(config, history, done, total)
 
-        t0 = time.perf_counter()
-        metrics, stats = replay(
-            corpus_dir, out_dir / config.name, settings, limit=limit, on_progress=tick
-        )
-        result.cells.append(
-            CellResult(config, out_dir / config.name, metrics, stats, time.perf_counter() - t0)
-        )
+            t0 = time.perf_counter()
+            metrics, stats = replay(
+                corpus_dir,
+                out_dir / config.name,
+                settings,
+                limit=limit,
+                on_progress=tick,
+                pool=pool,
+            )
+            result.cells.append(
+                CellResult(config, out_dir / config.name, metrics, stats, time.perf_counter() - t0)
+            )
     result.seconds = time.perf_counter() - started
     write_bench_report(result)
     return result

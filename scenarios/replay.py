@@ -5,6 +5,15 @@ For each history a fresh profile ingests its sessions through `Agent.remember`
 so every probe starts from the same state. Only dialogue turns (and, at probe
 time, the request and tool results built from the probe's world) reach the
 agent; the evaluation-only fields stay on this side.
+
+With `jobs > 1`, histories run in worker processes (`scenarios.pool`) that send
+each probe's record back; this process is the only writer of
+`trajectories.jsonl`, appending and flushing every record as it arrives, so a
+crash loses at most the probes in flight. At the end the file is rewritten, in
+one atomic replace, in the order a one-job run writes, so runs with any number of
+jobs give the same file (apart from timings) and the same metrics. `--resume`
+checks that the run directory was started with the same corpus and settings,
+drops a torn last line and re-runs only the probes not written yet.
 """
 
 from __future__ import annotations
@@ -22,12 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from agent.factory import Agent, build_agent
-from agent.settings import Settings
+from agent.locations import cache_dir
+from agent.settings import Settings, SettingsError
 from ledger.model import Turn
 from scenarios.histories import History, ProbeSpec, build_histories, build_probes
 from scenarios.judge import is_correct, judge
 from scenarios.loader import Corpus, load_corpus
 from scenarios.metrics import compute_metrics
+from scenarios.pool import HistoryStats, HistoryTask, ReplayError, ReplayPool, describe_error
 
 
 def history_turns(history: History) -> list[list[Turn]]:
@@ -110,11 +121,20 @@ def run_probe(agent: Agent, corpus: Corpus, probe: ProbeSpec) -> dict[str, Any]:
 
 @dataclass
 class ReplayStats:
+    """What a replay did; `ingest_s` and `probe_s` are summed over the workers."""
+
     histories: int = 0
     probes: int = 0
     skipped: int = 0
     ingest_s: float = 0.0
     probe_s: float = 0.0
+    seconds: float = 0.0  # wall time of the whole call
+    jobs: int = 1
+
+
+# The settings that decide a run's results: resuming with any of them changed would
+# mix two runs in one file.
+RESUME_KEYS = ("model", "memory", "gl", "ledger_writer", "gate_mode", "judge_model")
 
 
 def run_config(settings: Settings, corpus: Corpus, jobs: int) -> dict[str, Any]:
@@ -126,9 +146,187 @@ def run_config(settings: Settings, corpus: Corpus, jobs: int) -> dict[str, Any]:
         "gl": settings.gl,
         "ledger_writer": settings.ledger_writer,
         "gate_mode": settings.gate_mode,
+        "llm_cache": settings.llm_cache,
         "jobs": jobs,
         "versions": {p: version(p) for p in ("grounding", "langgraph", "chromadb", "litellm")},
     }
+
+
+def shared_cache_path() -> Path:
+    """The model response cache every replayed history shares (under the cache dir)."""
+    return cache_dir() / "llm-cache.sqlite"
+
+
+# --- one history (in this process or in a worker) ----------------------------------
+
+_loaded: dict[tuple[str, str], tuple[Corpus, dict[str, History], dict[str, list[ProbeSpec]]]] = {}
+_judges: dict[tuple[str, str | None, str | None], Any] = {}
+
+
+def _corpus_for(task: HistoryTask) -> tuple[Corpus, History, list[ProbeSpec]]:
+    key = (str(task.corpus_dir), task.corpus_digest)
+    if key not in _loaded:
+        corpus = load_corpus(task.corpus_dir)
+        if corpus.digest() != task.corpus_digest:
+            raise ReplayError(f"{task.corpus_dir}: the corpus changed while the run was going")
+        histories = {h.id: h for h in build_histories(corpus)}
+        _loaded.clear()  # one corpus at a time is all a run needs
+        _loaded[key] = (corpus, histories, build_probes(corpus))
+    corpus, histories, probes = _loaded[key]
+    wanted = set(task.probe_ids)
+    history = histories[task.history_id]
+    return corpus, history, [p for p in probes[history.id] if p.id in wanted]
+
+
+def _judge_for(task: HistoryTask) -> Any:
+    if not task.judge_model:
+        return None
+    s = task.settings
+    key = (task.judge_model, s.api_base, s.api_key)
+    if key not in _judges:
+        from scenarios.llm_judge import LLMJudge
+
+        _judges[key] = LLMJudge(task.judge_model, api_base=s.api_base, api_key=s.api_key)
+    return _judges[key]
+
+
+def replay_history(task: HistoryTask, emit: Callable[[dict[str, Any]], None]) -> HistoryStats:
+    """Ingest one history into a fresh profile, freeze it, run its probes; emit each record."""
+    corpus, history, todo = _corpus_for(task)
+    move_judge = _judge_for(task)
+    stats = HistoryStats(history.id)
+    agent = build_agent(
+        task.settings,
+        task.home,
+        namespace=f"h-{history.id}",
+        profile_text=corpus.personas[history.persona].name,
+        cache_path=task.cache_path,
+    )
+    try:
+        t0 = time.perf_counter()
+        ingest(agent, history)
+        stats.ingest_s = time.perf_counter() - t0
+        for probe in todo:
+            t1 = time.perf_counter()
+            record = run_probe(agent, corpus, probe)
+            if move_judge is not None:
+                record["move"] = move_judge.label(
+                    probe.request, record["executed"], record["reply"]
+                )
+            stats.probe_s += time.perf_counter() - t1
+            stats.probes += 1
+            emit(record)
+    finally:
+        agent.store.close()
+        agent.memory.drop()  # a Chroma server outlives the work dir
+    return stats
+
+
+def _run_in_process(
+    corpus: Corpus,
+    tasks: list[HistoryTask],
+    on_record: Callable[[HistoryTask, dict[str, Any]], None],
+) -> list[HistoryStats]:
+    key = (str(tasks[0].corpus_dir), tasks[0].corpus_digest) if tasks else None
+    if key is not None and key not in _loaded:
+        _loaded.clear()
+        _loaded[key] = (corpus, {h.id: h for h in build_histories(corpus)}, build_probes(corpus))
+    results = []
+    for task in tasks:
+
+        def emit(record: dict[str, Any], task: HistoryTask = task) -> None:
+            on_record(task, record)
+
+        try:
+            results.append(replay_history(task, emit))
+        except (ReplayError, SettingsError):
+            raise  # a setting that cannot work is no history's fault
+        except Exception as exc:
+            raise ReplayError(f"history {task.history_id} failed: {describe_error(exc)}") from exc
+    return results
+
+
+# --- the run directory ---------------------------------------------------------------
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _check_same_run(out_dir: Path, old: dict[str, Any], new: dict[str, Any]) -> None:
+    again = "Repeat the options it was started with, or start over without --resume."
+    if old.get("corpus_digest") != new["corpus_digest"]:
+        raise ReplayError(
+            f"{out_dir}: the corpus changed since this run started (digest "
+            f"{str(old.get('corpus_digest'))[:12]} now {new['corpus_digest'][:12]}); "
+            f"cannot resume. Start over without --resume, or use a new --out."
+        )
+    changed = [
+        f"{key} was {old.get(key)!r}, now {new.get(key)!r}"
+        for key in RESUME_KEYS
+        if old.get(key) != new.get(key)
+    ]
+    if changed:
+        raise ReplayError(
+            f"{out_dir}: this run was started with other settings ({'; '.join(changed)}); "
+            f"cannot resume. {again}"
+        )
+
+
+def _resumable_lines(out_dir: Path, config: dict[str, Any]) -> list[str]:
+    """The complete, distinct records of an interrupted run, after checking it is this run."""
+    traj_path = out_dir / "trajectories.jsonl"
+    if not traj_path.exists():
+        return []
+    config_path = out_dir / "config.json"
+    try:
+        old = json.loads(config_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReplayError(
+            f"{out_dir}: trajectories.jsonl but no config.json, so there is no telling what "
+            "run it belongs to; cannot resume. Start over without --resume."
+        ) from None
+    except ValueError as exc:
+        raise ReplayError(f"{config_path}: not JSON ({exc}); cannot resume") from exc
+    _check_same_run(out_dir, old, config)
+    kept: list[str] = []
+    seen: set[str] = set()
+    for line in traj_path.read_text(encoding="utf-8", errors="replace").split("\n"):
+        try:
+            probe_id = json.loads(line)["probe_id"]
+        except (ValueError, KeyError, TypeError):
+            continue  # empty, or torn by a crash mid-write: that probe runs again
+        if probe_id not in seen:
+            seen.add(probe_id)
+            kept.append(line)
+    return kept
+
+
+def _canonical_order(corpus: Corpus) -> dict[str, int]:
+    """Probe id -> position in the order a one-job run writes (history, then probe order)."""
+    probes = build_probes(corpus)
+    order: dict[str, int] = {}
+    for history in build_histories(corpus):
+        for probe in probes[history.id]:
+            order[probe.id] = len(order)
+    return order
+
+
+def _rewrite_in_order(traj_path: Path, order: dict[str, int]) -> list[dict[str, Any]]:
+    pairs = []
+    for line in traj_path.read_text(encoding="utf-8").splitlines():
+        try:
+            pairs.append((json.loads(line), line))
+        except ValueError:
+            continue
+    pairs.sort(key=lambda p: order.get(p[0].get("probe_id"), len(order)))
+    _write_atomic(traj_path, "".join(line + "\n" for _, line in pairs))
+    return [record for record, _ in pairs]
 
 
 def replay(
@@ -140,81 +338,104 @@ def replay(
     limit: int | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
     judge_model: str | None = None,
+    jobs: int = 1,
+    max_model_calls: int | None = None,
+    pool: ReplayPool | None = None,
 ) -> tuple[dict[str, Any], ReplayStats]:
-    """Replay every history (or the first `limit`) and write the run directory."""
+    """Replay every history (or the first `limit`) and write the run directory.
+
+    `jobs` worker processes replay histories side by side (1: in this process);
+    `max_model_calls` bounds the model calls in flight across them (default: one
+    per worker). `pool` lends workers that outlive this call (`bench`). Raises
+    ReplayError when the run directory belongs to another run or a history fails;
+    what was written stays, for `--resume`.
+    """
+    if jobs < 1:
+        raise ValueError("jobs must be at least 1")
+    started = time.perf_counter()
     corpus = load_corpus(corpus_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    config = run_config(settings, corpus, 1)
+    config = run_config(settings, corpus, pool.jobs if pool else jobs)
     config["judge_model"] = judge_model
-    move_judge = None
-    if judge_model:
-        from scenarios.llm_judge import LLMJudge
-
-        move_judge = LLMJudge(judge_model, api_base=settings.api_base, api_key=settings.api_key)
     traj_path = out_dir / "trajectories.jsonl"
-    done: set[str] = set()
-    if resume and traj_path.exists():
-        old = json.loads((out_dir / "config.json").read_text())
-        if old.get("corpus_digest") != config["corpus_digest"]:
-            raise ValueError(f"{out_dir}: the corpus changed since this run started; cannot resume")
-        lines = traj_path.read_text(encoding="utf-8").splitlines()
-        good = []
-        for line in lines:
-            try:
-                done.add(json.loads(line)["probe_id"])
-                good.append(line)
-            except (ValueError, KeyError):
-                break  # a torn last line from a crash: drop it, re-run that probe
-        traj_path.write_text("".join(g + "\n" for g in good), encoding="utf-8")
-    else:
-        traj_path.write_text("", encoding="utf-8")
-    (out_dir / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
+    kept = _resumable_lines(out_dir, config) if resume else []
+    _write_atomic(traj_path, "".join(line + "\n" for line in kept))
+    _write_atomic(out_dir / "config.json", json.dumps(config, indent=2, sort_keys=True))
+    for stale in out_dir.glob("work-*"):  # profiles left by a run that was killed
+        shutil.rmtree(stale, ignore_errors=True)
 
+    done = {json.loads(line)["probe_id"] for line in kept}
     histories = build_histories(corpus)[: limit or None]
     probes = build_probes(corpus)
-    stats = ReplayStats()
+    stats = ReplayStats(jobs=config["jobs"])
     total = sum(len(probes[h.id]) for h in histories)
+    stats.skipped = sum(1 for h in histories for p in probes[h.id] if p.id in done)
     # A fresh directory per invocation: Chroma caches clients by path within a process.
     work = Path(tempfile.mkdtemp(prefix="work-", dir=out_dir))
-    with traj_path.open("a", encoding="utf-8") as out:
-        for history in histories:
-            todo = [p for p in probes[history.id] if p.id not in done]
-            stats.skipped += len(probes[history.id]) - len(todo)
-            if not todo:
-                continue
-            home = work / history.id
-            persona = corpus.personas[history.persona]
-            agent = build_agent(
-                settings, home, namespace=f"h-{history.id}", profile_text=persona.name
-            )
-            t0 = time.perf_counter()
-            ingest(agent, history)
-            stats.ingest_s += time.perf_counter() - t0
-            stats.histories += 1
-            for probe in todo:
-                t1 = time.perf_counter()
-                record = run_probe(agent, corpus, probe)
-                if move_judge is not None:
-                    record["move"] = move_judge.label(
-                        probe.request, record["executed"], record["reply"]
-                    )
-                stats.probe_s += time.perf_counter() - t1
+    cache_path = shared_cache_path() if settings.llm_cache else None
+    tasks = [
+        HistoryTask(
+            corpus_dir=Path(corpus_dir),
+            corpus_digest=config["corpus_digest"],
+            history_id=h.id,
+            probe_ids=tuple(p.id for p in probes[h.id] if p.id not in done),
+            settings=settings,
+            home=work / h.id,
+            cache_path=cache_path,
+            judge_model=judge_model,
+        )
+        for h in histories
+        if any(p.id not in done for p in probes[h.id])
+    ]
+    try:
+        with traj_path.open("a", encoding="utf-8") as out:
+
+            def write(task: HistoryTask, record: dict[str, Any]) -> None:
                 out.write(json.dumps(record, sort_keys=True) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
                 stats.probes += 1
                 if on_progress:
-                    on_progress(history.id, stats.probes + stats.skipped, total)
-            agent.store.close()
-            agent.memory.drop()  # a Chroma server outlives the work dir
-    shutil.rmtree(work, ignore_errors=True)
-    records = [json.loads(line) for line in traj_path.read_text().splitlines() if line.strip()]
+                    on_progress(task.history_id, stats.probes + stats.skipped, total)
+
+            try:
+                if pool is not None and tasks:
+                    results = pool.run(tasks, write)
+                elif jobs > 1 and len(tasks) > 1:
+                    with ReplayPool(min(jobs, len(tasks)), max_model_calls) as own:
+                        results = own.run(tasks, write)
+                else:
+                    results = _run_in_process(corpus, tasks, write)
+            except ReplayError as exc:
+                written = stats.skipped + stats.probes
+                raise ReplayError(
+                    f"{exc}\n{written} of {total} probes are in {traj_path}; "
+                    "run the same command with --resume to finish.",
+                    exc.details,
+                ) from exc
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for result in results:
+        stats.histories += 1
+        stats.ingest_s += result.ingest_s
+        stats.probe_s += result.probe_s
+    records = _rewrite_in_order(traj_path, _canonical_order(corpus))
     metrics = compute_metrics(records)
-    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
+    _write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True))
     from scenarios.report import write_report
 
     write_report(out_dir)
+    stats.seconds = time.perf_counter() - started
     return metrics, stats
 
 
-__all__ = ["date", "history_turns", "replay", "run_probe"]
+__all__ = [
+    "ReplayError",
+    "ReplayPool",
+    "ReplayStats",
+    "date",
+    "history_turns",
+    "replay",
+    "replay_history",
+    "run_probe",
+]

@@ -19,10 +19,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from agent.settings import load_settings
     from scenarios.histories import build_histories, render_transcript
-    from scenarios.loader import CorpusError, load_corpus
+    from scenarios.loader import CorpusError
+    from scenarios.validate import load_valid_corpus
 
     try:
-        corpus = load_corpus(Path(args.scenarios))
+        corpus = load_valid_corpus(Path(args.scenarios))  # rules 1-6, as `validate`
     except CorpusError as exc:
         print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
         return 1
@@ -33,8 +34,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not args.out:
         print("grounding: replay needs --out RUN_DIR", file=sys.stderr)
         return 2
-    if args.jobs != 1:
-        print("grounding: --jobs > 1 is not available yet; running with 1", file=sys.stderr)
     settings = load_settings(
         {
             "model": args.model,
@@ -43,63 +42,133 @@ def cmd_replay(args: argparse.Namespace) -> int:
             "ledger_writer": args.ledger_writer,
             "api_base": args.api_base,
             "chroma_url": args.chroma_url,
+            "llm_cache": _cache_flag(args),
         }
     )
     from rich.progress import Progress
 
-    from scenarios.replay import replay
+    from scenarios.replay import ReplayError, replay
 
-    with Progress(transient=True) as progress:
-        task = progress.add_task("probes", total=None)
+    try:
+        with Progress(transient=True) as progress:
+            task = progress.add_task("probes", total=None)
 
-        def tick(history: str, done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total, description=history)
+            def tick(history: str, done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total, description=history)
 
-        metrics, stats = replay(
-            Path(args.scenarios),
-            Path(args.out),
-            settings,
-            resume=args.resume,
-            limit=args.limit,
-            on_progress=tick,
-            judge_model=args.judge_model,
-        )
+            metrics, stats = replay(
+                Path(args.scenarios),
+                Path(args.out),
+                settings,
+                resume=args.resume,
+                limit=args.limit,
+                on_progress=tick,
+                judge_model=args.judge_model,
+                jobs=args.jobs,
+                max_model_calls=args.max_model_calls,
+            )
+    except ReplayError as exc:
+        _print_replay_error(exc)
+        return 1
     keys = ("sensitivity", "selectivity", "fcg", "ue", "accuracy", "revision_accuracy")
     for key in keys:
         value = metrics[key]["value"]
         print(f"{key:>18}: {'n/a' if value is None else f'{value:.3f}'}")
+    workers = f", summed over {stats.jobs} workers" if stats.jobs > 1 else ""
     print(
         f"{stats.probes} probes ({stats.skipped} resumed) in {stats.histories} histories; "
-        f"ingest {stats.ingest_s:.1f}s, probes {stats.probe_s:.1f}s. Run: {args.out}"
+        f"ingest {stats.ingest_s:.1f}s, probes {stats.probe_s:.1f}s{workers}; "
+        f"wall {stats.seconds:.1f}s. Run: {args.out}"
     )
     return 0
 
 
+def _cache_flag(args: argparse.Namespace) -> bool:
+    """Replay and bench cache model responses unless --no-cache: a re-run costs no calls."""
+    return True if args.llm_cache is None else bool(args.llm_cache)
+
+
+def _print_replay_error(exc: Exception) -> None:
+    details = getattr(exc, "details", "")
+    if details:
+        print(details.rstrip(), file=sys.stderr)
+    print(f"grounding: {exc}", file=sys.stderr)
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """--jobs, --max-model-calls and --cache/--no-cache, shared by replay and bench."""
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="replay N histories at once in worker processes (default 1: in this process)",
+    )
+    p.add_argument(
+        "--max-model-calls",
+        dest="max_model_calls",
+        type=_positive_int,
+        metavar="K",
+        help="at most K model calls in flight across the workers (default: one per worker)",
+    )
+    p.add_argument(
+        "--cache",
+        dest="llm_cache",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="cache model responses in SQLite under the cache dir (default on here)",
+    )
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from scenarios.bench import Config, bench
-    from scenarios.loader import CorpusError, load_corpus
+    from scenarios.loader import CorpusError
+    from scenarios.validate import load_valid_corpus
 
     try:
-        load_corpus(Path(args.scenarios))
+        load_valid_corpus(Path(args.scenarios))  # rules 1-6, as `validate`
     except CorpusError as exc:
         print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
         return 1
     from rich.progress import Progress
 
-    with Progress(transient=True) as progress:
-        task = progress.add_task("bench", total=None)
+    from scenarios.replay import ReplayError
 
-        def tick(config: Config, history: str, done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total, description=config.name)
+    try:
+        with Progress(transient=True) as progress:
+            task = progress.add_task("bench", total=None)
 
-        result = bench(
-            Path(args.scenarios),
-            Path(args.out),
-            model=args.model or "reference",
-            overrides={"api_base": args.api_base, "chroma_url": args.chroma_url},
-            limit=args.limit,
-            on_progress=tick,
-        )
+            def tick(config: Config, history: str, done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total, description=config.name)
+
+            result = bench(
+                Path(args.scenarios),
+                Path(args.out),
+                model=args.model or "reference",
+                overrides={
+                    "api_base": args.api_base,
+                    "chroma_url": args.chroma_url,
+                    "llm_cache": _cache_flag(args),
+                },
+                limit=args.limit,
+                on_progress=tick,
+                jobs=args.jobs,
+                max_model_calls=args.max_model_calls,
+            )
+    except ReplayError as exc:
+        _print_replay_error(exc)
+        return 1
     for cell in result.cells:
         m = cell.metrics
         values = "  ".join(
@@ -139,8 +208,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r.add_argument("--memory", choices=["none", "history", "chunks", "facts"])
     r.add_argument("--gl", action=argparse.BooleanOptionalAction, default=None)
     r.add_argument("--ledger-writer", dest="ledger_writer", choices=["rules", "llm"])
-    r.add_argument("--jobs", type=int, default=1)
-    r.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    _add_run_flags(r)
+    r.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run (same corpus and settings): only missing probes run",
+    )
     r.add_argument("--limit", type=int, help="only the first N histories")
     r.add_argument("--api-base", dest="api_base")
     r.add_argument(
@@ -161,6 +234,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.add_argument("--limit", type=int, help="only the first N histories")
     b.add_argument("--api-base", dest="api_base")
     b.add_argument("--chroma-url", dest="chroma_url")
+    _add_run_flags(b)
     b.set_defaults(handler=cmd_bench)
 
     p = sub.add_parser("report", help="compare replay runs")

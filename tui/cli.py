@@ -30,7 +30,16 @@ def _version() -> str:
 def _settings_from(args: argparse.Namespace) -> Settings:
     overrides = {
         key: getattr(args, key, None)
-        for key in ("model", "memory", "gl", "profile", "ledger_writer", "chroma_url", "api_base")
+        for key in (
+            "model",
+            "memory",
+            "gl",
+            "profile",
+            "ledger_writer",
+            "chroma_url",
+            "api_base",
+            "llm_cache",
+        )
     }
     return load_settings(overrides)
 
@@ -102,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_agent_flags(chat)
     chat.add_argument("--profile", help="profile name (default 'default')")
     chat.add_argument("--plain", action="store_true", help="line REPL on stdin/stdout (no TUI)")
+    chat.add_argument(
+        "--cache",
+        dest="llm_cache",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="cache model responses in SQLite (default: the llm_cache setting, off)",
+    )
     chat.set_defaults(handler=_cmd_chat)
 
     demo = sub.add_parser(
