@@ -364,3 +364,21 @@ def test_max_model_calls_bounds_concurrent_calls_across_workers(
     assert cached == 0  # both workers read the cache the first run filled
     assert free == bounded and free_peak == 2  # without the bound the workers do overlap
     assert canonical(tmp_path / "a") == canonical(tmp_path / "b") == canonical(tmp_path / "c")
+
+
+@pytest.mark.slow
+def test_bench_with_two_jobs_gives_the_one_job_cells(
+    reference: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench"
+    argv = ["bench", "--scenarios", str(CORPUS), "--out", str(out), "--limit", str(LIMIT)]
+    assert main([*argv, "--jobs", "2"]) == 0
+    assert "matrix in" in capsys.readouterr().out
+    # The chunks-gl-on cell is the reference run's configuration.
+    assert canonical(out / "chunks-gl-on") == canonical(reference)
+    assert metrics(out / "chunks-gl-on") == metrics(reference)
+    for cell in ("none", "history", "chunks"):
+        for gl in ("off", "on"):
+            run = out / f"{cell}-gl-{gl}"
+            assert len(canonical(run)) == TOTAL
+            assert json.loads((run / "config.json").read_text())["jobs"] == 2
