@@ -834,7 +834,9 @@ async def test_a_failed_start_is_reported(
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         chat = chat_of(pilot)
-        assert chat.load_error is not None and "is damaged (file is not a database)" in chat.load_error
+        assert (
+            chat.load_error is not None and "is damaged (file is not a database)" in chat.load_error
+        )
         await say(pilot, "hello")
         assert "the agent did not start" in texts(pilot, Note)[-1]
         assert app.is_running
