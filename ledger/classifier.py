@@ -12,7 +12,16 @@ import re
 from dataclasses import dataclass
 
 from ledger.model import Act, ActionType, Kind
-from ledger.text import ACCEPT_CUE, content_stems, has_phrase, normalize, sentences, sides, stem
+from ledger.text import (
+    ACCEPT_CUE,
+    ASK_BACK,
+    content_stems,
+    has_phrase,
+    normalize,
+    sentences,
+    sides,
+    stem,
+)
 
 # --- standing proposals -------------------------------------------------------
 
@@ -86,7 +95,14 @@ _STANDING_RE = re.compile(
     r"invitation|order|email|message|time|request|week|month|day)s?\b|\bwhen(?:ever)? (?:a|an|"
     r"any|you|your|someone|they|it|one|the next)\b.*\b(?:i'll|i will|i can|i could|should i|"
     r"want me)\b|\bkeep (?:doing|handling|sending|ordering|buying|forwarding) (?:this|that|"
-    r"these|those|it)\b|\b(?:shall i|should i|i'll|i will|i can|i could|want me to) keep \w+ing\b|\bshould i just\b.*\b(?:every|each|all|any)\b",
+    r"these|those|it)\b|\b(?:shall i|should i|i'll|i will|i can|i could|want me to) keep \w+ing\b|\bshould i just\b.*\b(?:every|each|all|any)\b|"
+    # "Should that be how we treat date holds generally?", "make that our system",
+    # "call it 'the Friday feast' and I'll know you mean this one", "When firms send you a
+    # choice like this, should I just grab the earliest slot?"
+    r"\b(?:generally|in general|our system|the system|as a system|as standard|standard "
+    r"practice|i'll know you mean|you'll mean)\b|\bcall (?:it|that|this) \W*\w+|"
+    r"\bwhen(?:ever)? \w+(?: \w+)? (?:send|sends|ask|asks|offer|offers|invite|invites|"
+    r"give|gives) you\b.*\b(?:like this|these|those)\b",
 )
 OFFER: tuple[str, ...] = (
     "i'll",
@@ -295,8 +311,18 @@ class Proposal:
     is_question: bool
 
 
+# Naming a shorthand or a general practice is standing even when it points at "this one"
+# ("call it 'the Friday feast' and I'll know you mean this one").
+_DEFINES_RULE = re.compile(
+    r"\b(?:generally|our system|as standard|standard practice|i'll know you mean)\b|"
+    r"\bcall (?:it|that|this) \W*\w+"
+)
+
+
 def _standing_sentence(sentence: str) -> bool:
     norm = normalize(sentence)
+    if _DEFINES_RULE.search(norm):
+        return True
     if _ONE_OFF.search(norm) and not has_phrase(norm, ("from now on", "going forward")):
         return False
     return bool(has_phrase(norm, STANDING) or _STANDING_RE.search(norm))
@@ -1136,6 +1162,10 @@ def classify_reply(assistant: str, user: str) -> Classification:
 
     # 1. a new subject, with nothing said about the proposal
     affirm = _AFFIRM_DIRECTIVE.search(unnegated) or _ACCEPT_EXTRA.search(unnegated)
+    # Does the reply share a topic word with the proposal turn? A question or an anecdote
+    # on another subject ("What year did the bridge open? My dad always claimed ...") does
+    # not, whatever words of time it uses.
+    topical = bool((content_stems(user) & content_stems(assistant)) - _GENERIC_STEMS)
     # "I'll keep doing those myself" affirms the user doing it, not the proposal.
     self_kept = (
         bool(_ASK_ME.search(norm))
@@ -1147,6 +1177,30 @@ def classify_reply(assistant: str, user: str) -> Classification:
     )
     shift = has_phrase(norm, TOPIC_SHIFT) or _sentence_starts(user, ("anyway", "anyways"))
     if shift and not (yes or affirm):
+        return Classification(Act.no_uptake, proposal=proposal)
+    approving = bool(_APPROVING.search(norm))
+    limit_cue = bool(
+        _sentence_starts(user, RESTRICT)
+        or _CONTRAST.search(norm)
+        or _FOR_SCOPE.match(normalize(user_sents[0]))
+        or has_phrase(norm, _LIMIT_STRONG)
+        or has_phrase(norm, _STRONG_REVISE)
+        or _ASK_ME.search(norm)
+        or re.match(r"^better( yet)?\s*[:,]", norm)
+    )
+    acknowledged = bool(one_off or _ACK_WORD.search(norm))
+    unrelated = not (
+        topical
+        or yes
+        or affirm
+        or approving
+        or reaction
+        or negated
+        or reject_cue
+        or limit_cue
+        or acknowledged
+    )
+    if unrelated and not _refers_to_task(task_part, user):
         return Classification(Act.no_uptake, proposal=proposal)
 
     # 2. revise: a different standing rule replaces the proposal
@@ -1178,7 +1232,25 @@ def classify_reply(assistant: str, user: str) -> Classification:
             or has_phrase(norm, _LIMIT_STRONG) is not None
         )
         partial = reject_cue and len(user_sents) > 1 and not negated
-        if (yes or tied or opens_with_limit or partial) and not (negated and not (yes or tied)):
+        # A yes with a remark ("Please do. Summer weekends aren't mine anyway.", "Every
+        # single time, please.") limits nothing: a scope opens with its limit, hands the
+        # rest back to the user, or contrasts the two sides.
+        hands_back = bool(_ASK_ME.search(norm) or ASK_BACK.search(norm)) or self_kept
+        first = normalize(user_sents[0])
+        # A yes on its own, then a remark that happens to sound like a limit ("Please do.
+        # Summer weekends aren't mine anyway."): nothing is handed back or contrasted.
+        remark = (
+            len(user_sents) > 1
+            and normalize(restriction)[:12] not in first
+            and bool(_starts_with(first, DIRECT_YES) or _APPROVING.search(first))
+            and not (hands_back or _CONTRAST.search(norm))
+        )
+        limited = not remark
+        if (
+            limited
+            and (yes or tied or opens_with_limit or partial)
+            and not (negated and not (yes or tied))
+        ):
             return Classification(Act.scoped, scope=restriction, proposal=proposal)
 
     # 4. reject
@@ -1186,7 +1258,7 @@ def classify_reply(assistant: str, user: str) -> Classification:
         return Classification(Act.reject, proposal=proposal)
 
     # 5. accept (also: an affirming directive, or the user restating the rule as standing)
-    if (yes or affirm or (standing and not question)) and not one_off:
+    if (yes or affirm or (standing and topical and not question)) and not one_off:
         return Classification(Act.accept, proposal=proposal)
     # A reaction that goes on with the one-off task ("great, and tell him ...") is about
     # the task, however short the assistant's report of it ("Done, I RSVP'd yes.").
@@ -1209,9 +1281,16 @@ def classify_reply(assistant: str, user: str) -> Classification:
     return Classification(Act.no_uptake, proposal=proposal)
 
 
+_ACK_WORD = re.compile(
+    r"\b(?:yes|yeah|yep|yup|sure|ok|okay|fine|absolutely|definitely|agreed|deal|once)\b"
+)
 _APPROVING = re.compile(
-    r"^(?:do[.!]|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
+    r"^(?:do|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
     r"gladly)(?:$|[.!,])|"
+    # ends on the rule made standing: "Always.", "Every single time, please.", "Short
+    # version from now on.", "Greg first, every time."
+    r"(?:^|[.!?,]\s*|\w+ )(?:always|every (?:single )?time|each time|from (?:now|here) on|"
+    r"going forward|across the board)(?: that one)?,?(?: please)?[.!]*$|"
     r"\bmake (?:it|that|this|them|those) (?:\w+ ){0,2}(?:standing|practice|routine|rule|"
     r"standard|default|answer|policy|plan|system|habit|norm|procedure)\b|"
     r"\block (?:it|them|that|those|these) in\b|\blet's do (?:it|that|this)\b|"

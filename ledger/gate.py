@@ -66,9 +66,13 @@ _EXPLICIT_VERBS = {
 }
 
 
+# "turn those down", "turning the dinners down": the object sits inside the phrase.
+_SPLIT_PHRASES = re.compile(r"\bturn(?:s|ed|ing)? (?:\w+ ){1,3}?down\b")
+
+
 def implied_response(text: str) -> str | None:
     """The RSVP response a rule implies ("decline work events" -> no)."""
-    norm = normalize(text)
+    norm = _SPLIT_PHRASES.sub(" turn down ", normalize(text))
     found = [r for r, cues in _RESPONSES.items() if has_phrase(norm, cues)]
     if "maybe" in found:
         return "maybe"
@@ -183,7 +187,11 @@ class Gate:
         for entry in self._entries():
             if not entry.is_active_on(today):
                 continue
-            text = f"{entry.content} {entry.context} {entry.scope.text if entry.scope else ''}"
+            # The turn that proposed it names the case it came from ("I sent the EOB to
+            # Grace. Want me to do that from now on?").
+            proposed = entry.evidence[0].text if entry.evidence else ""
+            scope = entry.scope.text if entry.scope else ""
+            text = f"{entry.content} {entry.context} {proposed} {scope}"
             # The action type comes from the rule's words and can be wrong; it weighs, not filters.
             weight = 1.0 if entry.action_type == facts.tool else 0.6
             scored.append((self.similarity(query, text) * weight, entry))
@@ -348,12 +356,10 @@ class Gate:
             if not want or not got:
                 return 0
             return 1 if want == got else -1
-        rule = content_stems(entry.content) - STOPWORDS
         verdict = 0
         for chosen_text, others in facts.choice_pairs():
-            chosen = len(content_stems(chosen_text) & rule)
-            best_other = max((len(content_stems(c) & rule) for c in others), default=0)
-            if chosen < best_other:
+            chosen, best_other = _pick_scores(entry, chosen_text, others)
+            if best_other > chosen + _CLEAR:
                 return -1
             if chosen > best_other:
                 verdict = 1
@@ -365,12 +371,45 @@ class Gate:
             want = implied_response(entry.content)
             got = str(facts.args.get("response", "")).lower()
             return not (want and got and want != got)
-        rule = content_stems(entry.content) - STOPWORDS
         for chosen_text, others in facts.choice_pairs():
-            chosen = len(content_stems(chosen_text) & rule)
-            if chosen < max((len(content_stems(c) & rule) for c in others), default=0):
+            chosen, best_other = _pick_scores(entry, chosen_text, others)
+            if best_other > chosen + _CLEAR:
                 return False
         return True
+
+
+def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) -> tuple[int, int]:
+    """How strongly the rule points at the chosen item, and at the best other one.
+
+    Only what sets an item apart counts ("club treasurer" in two contacts' descriptions
+    says nothing about which one the rule means). The rule's own words count twice; the
+    turn that proposed it counts once (it often names the exact item: "I sent it to
+    treasurer@club.org. Should that be how we handle ...?").
+    """
+    rule = content_stems(entry.content) - STOPWORDS
+    said = set(rule)
+    for ev in entry.evidence[:1]:
+        said |= content_stems(ev.text) - STOPWORDS
+    chosen = content_stems(chosen_text)
+    rivals = [content_stems(c) for c in others]
+    shared = set().union(*rivals) if rivals else set()
+
+    raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])]).lower()
+
+    def score(text: str, own: set[str], rest: set[str]) -> int:
+        unique = own - rest
+        # An exact address named in the rule or its proposal outweighs any shared words.
+        named = any(addr in raw for addr in _ADDRESS_RE.findall(text.lower()))
+        return 2 * len(unique & rule) + len(unique & said) + (10 if named else 0)
+
+    best_other = max((score(o, r, chosen) for o, r in zip(others, rivals, strict=True)), default=0)
+    return score(chosen_text, chosen, shared), best_other
+
+
+# A rule picks another item only when it points there clearly: more than one of its own
+# words beyond what it shares with the chosen item (bag-of-words evidence is noisy).
+_CLEAR = 2
+_ADDRESS_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 # Text from this point on is not the user's own request: a speaker or authority label

@@ -627,20 +627,34 @@ def _channel_of(facts: CallFacts) -> str | None:
     return None
 
 
+_MONEY = re.compile(
+    r"[$€£]\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|bucks|euros?|pounds)\b"
+)
+
+
+def _stated_amount(request: str) -> float | None:
+    """The one amount of money the user's request states ("the Uber receipt, $46.20"), if
+    it states exactly one; a call with no price of its own (sending a receipt) is judged
+    on it."""
+    found = {float((a or b).replace(",", "")) for a, b in _MONEY.findall(request)}
+    return found.pop() if len(found) == 1 else None
+
+
 def match_scope(scope: Scope, facts: CallFacts) -> ScopeMatch:
     """Compare a call with a scope: every stated constraint must hold."""
     checks: list[tuple[bool | None, str]] = []
+    amount = facts.amount if facts.amount is not None else _stated_amount(facts.request)
     if scope.max_amount is not None:
-        if facts.amount is None:
+        if amount is None:
             checks.append((None, f"agreed: up to ${scope.max_amount:g}; the amount is unknown"))
         else:
-            ok = facts.amount <= scope.max_amount + 1e-9
-            checks.append((ok, f"${facts.amount:g}, agreed: up to ${scope.max_amount:g}"))
-    if scope.min_amount is not None and facts.amount is not None:
+            ok = amount <= scope.max_amount + 1e-9
+            checks.append((ok, f"${amount:g}, agreed: up to ${scope.max_amount:g}"))
+    if scope.min_amount is not None and amount is not None:
         checks.append(
             (
-                facts.amount >= scope.min_amount,
-                f"${facts.amount:g}, agreed: over ${scope.min_amount:g}",
+                amount >= scope.min_amount,
+                f"${amount:g}, agreed: over ${scope.min_amount:g}",
             )
         )
     if scope.max_quantity is not None and facts.quantity is not None:

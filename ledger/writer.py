@@ -98,7 +98,6 @@ class LedgerWriter:
         pending: dict[str, Arrangement] = {}  # entries changed in this session, by id
         changes: list[Change] = []
         consumed: set[int] = set()
-        last_proposal = ""
         instructed: set[int] = set()  # user turns that gave a standing instruction
 
         def record(entry: Arrangement, reason: str, evidence: list[Evidence]) -> None:
@@ -113,18 +112,15 @@ class LedgerWriter:
                 context = (
                     turns[pos - 1].text if pos > 0 and turns[pos - 1].speaker == "user" else ""
                 )
-                if pos - 1 in consumed and restates(turn.text, last_proposal):
-                    # The assistant acknowledging the reply it just got ("Great, I'll accept
-                    # market invites as they come in") is not a new proposal.
-                    continue
-                if pos - 1 in instructed and "?" not in turn.text:
-                    # Nor is its answer to the user's own standing instruction ("Makes
-                    # sense. I'll send the full-page PDF from now on.").
+                if (pos - 1 in consumed or pos - 1 in instructed) and "?" not in turn.text:
+                    # The assistant acknowledging the answer it just got ("Great, I'll accept
+                    # market invites as they come in"), or the user's own standing
+                    # instruction ("Makes sense. I'll send the full-page PDF from now on."),
+                    # proposes nothing new.
                     continue
                 result = self._classify(turn.text, reply.text if reply else "")
                 if result is None or result.act == Act.no_proposal or result.proposal is None:
                     continue
-                last_proposal = result.proposal.text
                 if reply is not None:
                     consumed.add(pos + 1)
                 later = [t for t in turns[pos + 2 :] if t.speaker == "assistant"]
@@ -343,11 +339,3 @@ class LedgerWriter:
 def _action_of(text: str, fallback: object) -> object:
     action = action_type_of(text)
     return fallback if action == "other" else action
-
-
-def restates(text: str, proposal: str) -> bool:
-    """Does an assistant turn only repeat the proposal it just had an answer to?"""
-    if not proposal or "?" in text:
-        return False
-    said, offered = content_stems(text), content_stems(proposal)
-    return bool(offered) and len(said & offered) / len(offered) >= 0.3

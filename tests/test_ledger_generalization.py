@@ -245,3 +245,63 @@ def test_a_detail_from_the_accepted_proposal_turn_is_grounded() -> None:
     assert check_provenance(facts, [("assistant", turn)], [accepted]).ok
     pending = accepted.model_copy(update={"status": Status.pending})
     assert not check_provenance(facts, [("assistant", turn)], [pending]).ok
+
+
+# --- more phrasings ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "I'll answer the hold with a maybe. Should that be how we treat date holds generally?",
+        "Ordered the sharing bundle. Want to just call it 'the Friday feast' and I'll know "
+        "you mean this one?",
+        "I accepted Monday at 10. When firms send you a choice like this, should I just grab "
+        "the earliest slot you're free for?",
+    ],
+)
+def test_standing_offers_without_from_now_on(turn: str) -> None:
+    from ledger.classifier import detect_proposal
+
+    assert detect_proposal(turn) is not None
+
+
+@pytest.mark.parametrize("reply", ["Always.", "Short version from now on."])
+def test_a_reply_ending_on_the_rule_made_standing_accepts(reply: str) -> None:
+    assert classify_reply(PROPOSAL, reply).act is Act.accept
+
+
+def test_an_anecdote_with_a_word_of_time_is_not_an_acceptance() -> None:
+    reply = "What year did the bridge open? My dad always claimed he saw the ribbon cutting."
+    assert classify_reply(PROPOSAL, reply).act in (Act.no_uptake, Act.implicit)
+
+
+@pytest.mark.parametrize(
+    ("reply", "act"),
+    [
+        ("Resident requests, please. Anything from the city, check with me.", Act.scoped),
+        ("Please do. Residents deserve privacy anyway, people should know by now.", Act.accept),
+    ],
+)
+def test_a_scope_leads_with_its_limit_or_hands_the_rest_back(reply: str, act: Act) -> None:
+    assert classify_reply(PROPOSAL, reply).act is act
+
+
+def test_turn_down_with_its_object_inside_implies_no() -> None:
+    from ledger.gate import implied_response
+
+    assert implied_response("I could turn those down as they arrive") == "no"
+    assert implied_response("Should maybe be my answer to those?") == "maybe"
+
+
+def test_a_call_with_no_price_is_judged_on_the_amount_the_request_states() -> None:
+    from ledger.model import Scope
+    from ledger.scope import match_scope
+
+    scope = Scope(text="under $500 or so", max_amount=500.0)
+    facts = CallFacts(tool="send", args={}, request="Got the Uber receipt, $46.20.")
+    assert match_scope(scope, facts).inside is True
+    big = CallFacts(tool="send", args={}, request="The hotel folio came in at $812.")
+    assert match_scope(scope, big).inside is False
+    vague = CallFacts(tool="send", args={}, request="The receipts for $20 and $900 are in.")
+    assert match_scope(scope, vague).inside is None
