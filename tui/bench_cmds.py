@@ -19,11 +19,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from agent.settings import load_settings
     from scenarios.histories import build_histories, render_transcript
-    from scenarios.loader import CorpusError
-    from scenarios.validate import load_valid_corpus
+    from scenarios.loader import CorpusError, load_corpus
 
     try:
-        corpus = load_valid_corpus(Path(args.scenarios))  # rules 1-6, as `validate`
+        corpus = load_corpus(Path(args.scenarios))
     except CorpusError as exc:
         print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
         return 1
@@ -133,11 +132,10 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from scenarios.bench import Config, bench
-    from scenarios.loader import CorpusError
-    from scenarios.validate import load_valid_corpus
+    from scenarios.loader import CorpusError, load_corpus
 
     try:
-        load_valid_corpus(Path(args.scenarios))  # rules 1-6, as `validate`
+        load_corpus(Path(args.scenarios))
     except CorpusError as exc:
         print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
         return 1
