@@ -209,7 +209,9 @@ class Gate:
         if not ranked or ranked[0][0] < self.threshold:
             return None, ranked[0][0] if ranked else 0.0
         top_score, top = ranked[0]
-        if self._support(top, facts) < 0:
+        # Never trade an unaccepted proposal for an agreed rule: that would borrow consent.
+        unaccepted = top.status in (Status.pending, Status.rejected)
+        if not unaccepted and self._support(top, facts) < 0:
             for score, entry in ranked[1:]:
                 if score < max(self.threshold, top_score * self.runner_up):
                     break

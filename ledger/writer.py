@@ -67,6 +67,12 @@ INSTRUCTION_WORDS = frozenset(
     "that this one ones".split()
 )
 INSTRUCTION_STEMS = frozenset(stem(w) for w in INSTRUCTION_WORDS)
+# The words of what to do; when no topic word is shared they are the next best clue.
+ACTION_STEMS = frozenset(
+    stem(w)
+    for w in "rsvp automatically autopilot accept decline say answer reply respond send "
+    "forward order buy get pick invite invitation mark put".split()
+)
 # Acts a one-time acceptance can come with: the rules classifier reads "yes, just this once"
 # as implicit (the standing rule is not accepted), another classifier may say accept.
 _ONCE_ACTS = (Act.accept, Act.scoped, Act.implicit)
@@ -303,10 +309,11 @@ class LedgerWriter:
             e.id: f"{e.content} {e.context} {e.evidence[0].text if e.evidence else ''}"
             for e in active
         }
-        # Topic words first; only when no entry shares one do instruction words decide
+        # Topic words first; only when no entry shares one do action words decide
         # ("Stop RSVPing for me automatically" against "should I RSVP ... automatically?").
-        for stop in (INSTRUCTION_STEMS, frozenset()):
+        for stop in (INSTRUCTION_STEMS, INSTRUCTION_STEMS - ACTION_STEMS):
             best, best_score = self._closest(
+                content_stems(rule) - stop,
                 content_stems(said) - stop,
                 [(e, content_stems(texts[e.id]) - stop) for e in active],
                 action,
@@ -317,9 +324,14 @@ class LedgerWriter:
 
     @staticmethod
     def _closest(
-        topic: set[str], candidates: list[tuple[Arrangement, set[str]]], action: object
+        ruled: set[str],
+        topic: set[str],
+        candidates: list[tuple[Arrangement, set[str]]],
+        action: object,
     ) -> tuple[Arrangement | None, float]:
-        """The candidate sharing the rarest words with `topic` (rarity across candidates)."""
+        """The candidate sharing the rarest words with `topic` (rarity across candidates);
+        words of the instruction itself (`ruled`) count twice as much as its background
+        ("The club treasurer wants ... So stop ordering team gear on your own.")."""
         df: dict[str, int] = {}
         for _, words in candidates:
             for w in words:
@@ -328,7 +340,7 @@ class LedgerWriter:
         best, best_score = None, 0.0
         for entry, words in candidates:
             # Evidence is the rarity of the shared words, not their share of a long text.
-            score = sum(math.log(1 + n / df[w]) for w in topic & words)
+            score = sum(math.log(1 + n / df[w]) * (2 if w in ruled else 1) for w in topic & words)
             if "other" not in (action, entry.action_type) and action != entry.action_type:
                 score *= 0.7
             if score > best_score:

@@ -305,3 +305,15 @@ def test_a_call_with_no_price_is_judged_on_the_amount_the_request_states() -> No
     assert match_scope(scope, big).inside is False
     vague = CallFacts(tool="send", args={}, request="The receipts for $20 and $900 are in.")
     assert match_scope(scope, vague).inside is None
+
+
+def test_an_unaccepted_proposal_on_top_is_never_traded_for_an_agreed_rule() -> None:
+    entries = [
+        entry("a1", Status.pending, "Want me to decline the climbing meetups from now on?"),
+        entry("a2", Status.confirmed, "Should I say maybe to invitations from work?"),
+    ]
+    # The call does not follow the pending proposal's wording, and a less similar agreed
+    # rule happens to pick it: still the proposal nobody accepted governs, so ask.
+    facts = rsvp("maybe", "The climbing meetup invited me for Friday.", "Climbing meetup")
+    result = Gate(lambda: entries).check(facts, TODAY)
+    assert result.decision is Decision.confirm and result.entry_id == "a1"
