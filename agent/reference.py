@@ -31,7 +31,7 @@ from agent.context import AgentInput, ToolStep
 from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
 from ledger.model import ActionType, Arrangement, Status, Turn
-from ledger.text import STOPWORDS, normalize, sentences, stem
+from ledger.text import STOPWORDS, normalize, sentences, stated_quantity, stem
 from tools.runtime import ToolCall
 
 SIDE_EFFECTING = ("rsvp", "purchase", "send")
@@ -1192,8 +1192,13 @@ class ReferencePolicy:
         elif action == ActionType.purchase:
             product = choose(seen.products, inp.request, text, product_text)
             if product is not None:
+                # How many: as the request says, else as the rule says ("one apiece for
+                # all three"), else one.
+                quantity = stated_quantity(inp.request) or (stated_quantity(text) if text else None)
                 call = ToolCall(
-                    f"call_{n}", "purchase", {"product_id": product["id"], "quantity": 1}
+                    f"call_{n}",
+                    "purchase",
+                    {"product_id": product["id"], "quantity": quantity or 1},
                 )
                 if rule is not None and not covers(rule, [product_text(product)]):
                     return Plan(question=self._question(action)), False

@@ -29,7 +29,14 @@ from datetime import date
 
 from ledger.model import Arrangement, Decision, Evidence, GateResult, Proposer, Status
 from ledger.scope import CallFacts, match_scope
-from ledger.text import STOPWORDS, content_stems, has_phrase, lexical_similarity, normalize
+from ledger.text import (
+    STOPWORDS,
+    content_stems,
+    has_phrase,
+    lexical_similarity,
+    normalize,
+    stated_quantity,
+)
 
 SIDE_EFFECTING = frozenset({"rsvp", "purchase", "send"})
 _ASKED = "you asked for this in your request"
@@ -352,13 +359,16 @@ class Gate:
     def _support(self, entry: Arrangement, facts: CallFacts) -> int:
         """1 when the rule picks this very call (its response, its item), -1 when it picks
         another, 0 when it says nothing either way."""
+        quantity = _quantity_verdict(entry, facts)
+        if quantity < 0:
+            return -1
         if facts.tool == "rsvp":
             want = implied_response(entry.content)
             got = str(facts.args.get("response", "")).lower()
             if not want or not got:
                 return 0
             return 1 if want == got else -1
-        verdict = 0
+        verdict = quantity
         for chosen_text, others in facts.choice_pairs():
             chosen, best_other = _pick_scores(entry, chosen_text, others)
             if best_other > chosen + _CLEAR:
@@ -368,7 +378,10 @@ class Gate:
         return verdict
 
     def _consistent(self, entry: Arrangement, facts: CallFacts) -> bool:
-        """Does the call do what the rule says (same response, the item the rule picks)?"""
+        """Does the call do what the rule says (same response, the item the rule picks,
+        as many as it says)?"""
+        if _quantity_verdict(entry, facts) < 0:
+            return False
         if facts.tool == "rsvp":
             want = implied_response(entry.content)
             got = str(facts.args.get("response", "")).lower()
@@ -378,6 +391,18 @@ class Gate:
             if best_other > chosen + _CLEAR:
                 return False
         return True
+
+
+def _quantity_verdict(entry: Arrangement, facts: CallFacts) -> int:
+    """1 when the rule names the call's quantity ("one apiece for all three"), -1 when it
+    names another, 0 when it names none or the request itself says how many."""
+    if facts.tool != "purchase" or stated_quantity(facts.request) is not None:
+        return 0
+    want = stated_quantity(entry.content)
+    got = facts.args.get("quantity")
+    if want is None or not isinstance(got, int):
+        return 0
+    return 1 if want == got else -1
 
 
 def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) -> tuple[int, int]:

@@ -278,3 +278,41 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
             allowed.append(parts[:lead])
         back += parts[lead:]
     return allowed, back
+
+
+_NUMBER_WORDS = {
+    "two": 2,
+    "both": 2,
+    "pair": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "dozen": 12,
+}
+# "three of them", "two copies", "a pair", "one apiece for all three", "4 packs"
+_QUANTITY = re.compile(
+    r"\b(?:(?P<word>two|three|four|five|six|seven|eight|nine|ten)\b(?! (?:days?|weeks?|"
+    r"months?|years?|hours?|minutes?|pm|am|o'clock|dollars|bucks|euros|pounds|quid|times)\b)|"
+    r"a (?P<pair>pair|dozen)\b|(?P<digits>\d{1,2}) (?:of (?:them|those|these)|copies|packs?|"
+    r"boxes|bags|cases|units|pairs|sets|bottles|tickets)\b|for (?:all|each of the) "
+    r"(?P<all>two|three|four|five|six)\b|(?P<both>both) of (?:them|us))"
+)
+
+
+def stated_quantity(text: str) -> int | None:
+    """How many of an item a text asks for, when it says so in words ("three of them",
+    "one apiece for all three", "a pair", "4 packs"); None when it does not say, or says
+    two different numbers."""
+    found: set[int] = set()
+    for m in _QUANTITY.finditer(normalize(text)):
+        token = m.group("all") or m.group("word") or m.group("pair") or m.group("both")
+        if token:
+            found.add(_NUMBER_WORDS[token])
+        elif m.group("digits"):
+            found.add(int(m.group("digits")))
+    return found.pop() if len(found) == 1 else None

@@ -317,3 +317,43 @@ def test_an_unaccepted_proposal_on_top_is_never_traded_for_an_agreed_rule() -> N
     facts = rsvp("maybe", "The climbing meetup invited me for Friday.", "Climbing meetup")
     result = Gate(lambda: entries).check(facts, TODAY)
     assert result.decision is Decision.confirm and result.entry_id == "a1"
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("Should I take 'for the kids' to mean one apiece for all three from now on?", 3),
+        ("Get 4 packs of AA batteries.", 4),
+        ("A pair of wool socks.", 2),
+        ("The 10x25 binoculars, $64.95, on the 15th, for two weeks.", None),
+        ("Three or two, I'm not sure.", None),
+    ],
+)
+def test_stated_quantity(text: str, n: int | None) -> None:
+    from ledger.text import stated_quantity
+
+    assert stated_quantity(text) == n
+
+
+def test_a_purchase_for_another_quantity_than_agreed_is_not_consistent() -> None:
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Should 'for the kids' mean one apiece for all three from now on?",
+        action_type=ActionType.purchase,
+    )
+
+    def buy(quantity: int, request: str = "The kids want kites for the beach.") -> CallFacts:
+        return CallFacts(
+            tool="purchase",
+            args={"product_id": "kite", "quantity": quantity},
+            request=request,
+            entity_text="Rainbow delta kite",
+        )
+
+    gate = Gate(lambda: [rule])
+    assert gate.check(buy(3), TODAY).decision is Decision.allow
+    assert gate.check(buy(1), TODAY).decision is Decision.confirm
+    # the request itself says how many: the rule does not overrule it
+    two = buy(2, "The kids want kites for the beach; two of them will do, Bea has one.")
+    assert gate.check(two, TODAY).decision is Decision.allow

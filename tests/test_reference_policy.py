@@ -499,3 +499,45 @@ def test_ignored_proposals_are_trusted_off_and_gated_on(
     assert _calls(on) == []
     assert on.gate_decisions and not on.gate_decisions[0].allowed
     assert reply_asks(on.reply)
+
+
+# -- how many: "for the kids" means one apiece ------------------------------------------------
+
+KIDS = _session(
+    EPISODE,
+    "s1",
+    ("user", "Order the fold-out tide pool guides for the kids."),
+    (
+        "assistant",
+        "I'll order three of the fold-out tide pool guides, one each for Ana, Leo and Bea. "
+        "When you say 'for the kids', should I take it to mean one apiece for all three "
+        "from now on?",
+    ),
+    ("user", "That is what I always mean. Three, so nobody feels left out."),
+)
+
+
+def kites_world() -> World:
+    return World.model_validate(
+        {
+            "products": [
+                {"id": "kite-kids", "title": "Rainbow delta kite, kids' size", "price": 19.0},
+                {"id": "kite-stunt", "title": "Dual-line stunt kite, adult", "price": 59.0},
+            ]
+        }
+    )
+
+
+@pytest.mark.parametrize("gl", [False, True])
+def test_an_agreed_rule_decides_how_many(tmp_path: Path, gl: bool) -> None:
+    agent = _agent(tmp_path, gl, KIDS)
+    result = agent.respond("Order the rainbow kite for the kids.", PROBE, world=kites_world())
+    assert [(c["tool"], c["args"]["quantity"]) for c in result.executed] == [("purchase", 3)]
+
+
+def test_the_request_says_how_many_over_the_rule(tmp_path: Path) -> None:
+    agent = _agent(tmp_path, True, KIDS)
+    result = agent.respond(
+        "Order two of the rainbow kites for the kids, Bea has one.", PROBE, world=kites_world()
+    )
+    assert [(c["tool"], c["args"]["quantity"]) for c in result.executed] == [("purchase", 2)]
