@@ -511,6 +511,10 @@ def explicit_request(facts: CallFacts) -> tuple[bool, list[str]]:
             missing.append("which response to give")
         elif want != str(facts.args.get("response", "")).lower():
             missing.append(f"'{facts.args.get('response')}'")
+    quantity = facts.args.get("quantity")
+    several = facts.tool == "purchase" and isinstance(quantity, int) and quantity != 1
+    if several and stated_quantity(request) != quantity:
+        missing.append(f"{quantity} of them")
     req = content_stems(request)
     for chosen_text, others in facts.choice_pairs():
         chosen = len(content_stems(chosen_text) & req)

@@ -357,3 +357,19 @@ def test_a_purchase_for_another_quantity_than_agreed_is_not_consistent() -> None
     # the request itself says how many: the rule does not overrule it
     two = buy(2, "The kids want kites for the beach; two of them will do, Bea has one.")
     assert gate.check(two, TODAY).decision is Decision.allow
+
+
+def test_asking_for_an_item_does_not_ask_for_several() -> None:
+    from ledger.gate import explicit_request
+
+    def buy(quantity: int, request: str) -> CallFacts:
+        return CallFacts(
+            tool="purchase",
+            args={"product_id": "kite", "quantity": quantity},
+            request=request,
+            entity_text="Rainbow delta kite",
+        )
+
+    assert explicit_request(buy(1, "Order the rainbow kite."))[0]
+    assert explicit_request(buy(3, "Order the rainbow kite.")) == (False, ["3 of them"])
+    assert explicit_request(buy(3, "Order three rainbow kites."))[0]
