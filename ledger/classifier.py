@@ -1033,6 +1033,12 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
                 limit_like or (_FOR_LIMIT.search(norm) and (novel or contrast))
             ):
                 return clause, True
+    # One side accepted, the other handed back ("When it's in our community room, yes.
+    # If it's at the office, check with me."): the accepted side is the scope.
+    kept = [c for parts in allowed for c in parts if not _accept_only(c)]
+    keeps_to = any(has_phrase(normalize(c), _LIMIT_STRONG) for c in kept)
+    if back and kept and (accepted or keeps_to):
+        return kept[0], True
     # A limit handed back with a yes on the other side: "yes, but ask me over $100".
     if accepted:
         for clause in back:
@@ -1189,6 +1195,16 @@ def classify_reply(assistant: str, user: str) -> Classification:
         or re.match(r"^better( yet)?\s*[:,]", norm)
     )
     acknowledged = bool(one_off or _ACK_WORD.search(norm))
+    # A question on another subject first ("What separates a cormorant from a loon?",
+    # "how do you stop an avocado going brown") is a new topic whatever follows it.
+    first_q = normalize(user_sents[0])
+    asks_other = not topical and (
+        first_q.endswith("?") or (len(user_sents) == 1 and _WH_START.match(first_q) is not None)
+    )
+    if asks_other and not (
+        yes or negated or reaction or _ACK_WORD.match(first_q) or _refers_to_task(task_part, user)
+    ):
+        return Classification(Act.no_uptake, proposal=proposal)
     unrelated = not (
         topical
         or yes
@@ -1281,6 +1297,7 @@ def classify_reply(assistant: str, user: str) -> Classification:
     return Classification(Act.no_uptake, proposal=proposal)
 
 
+_WH_START = re.compile(r"^(?:what|how|who|where|why|which|is there|are there|can you|could you)\b")
 _ACK_WORD = re.compile(
     r"\b(?:yes|yeah|yep|yup|sure|ok|okay|fine|absolutely|definitely|agreed|deal|once)\b"
 )
@@ -1373,6 +1390,9 @@ _PRONOUN_REF = re.compile(
 )
 _LIMIT_STRONG = (
     "only",
+    "keep that to",
+    "keep those to",
+    "keep them to",
     "just for",
     "as long as",
     "so long as",

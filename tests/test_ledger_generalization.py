@@ -373,3 +373,32 @@ def test_asking_for_an_item_does_not_ask_for_several() -> None:
     assert explicit_request(buy(1, "Order the rainbow kite."))[0]
     assert explicit_request(buy(3, "Order the rainbow kite.")) == (False, ["3 of them"])
     assert explicit_request(buy(3, "Order three rainbow kites."))[0]
+
+
+BOARD = (
+    "I said yes to the March meeting. Shall I answer the board's meeting invites yes from now on?"
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "When it is in the community room downstairs, yes. If it is held at the management "
+        "office, check with me; the parking there is impossible.",
+        "Let's keep that to the regular monthly ones. Anything special, run it past me.",
+    ],
+)
+def test_one_side_accepted_and_the_other_handed_back_is_scoped(reply: str) -> None:
+    assert classify_reply(BOARD, reply).act is Act.scoped
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "To the casual eye, what separates a cormorant from a loon?",
+        "how do you stop an avocado going brown once it's cut",
+        "What's the difference between baking soda and baking powder? I only half remember.",
+    ],
+)
+def test_a_question_on_another_subject_is_no_uptake(reply: str) -> None:
+    assert classify_reply(BOARD, reply).act is Act.no_uptake
