@@ -95,6 +95,7 @@ class Agent:
     policy: Any
     actions: ActionLog = field(default_factory=ActionLog)
     similarity: Any = None
+    meaning: Any = None  # cosine of MiniLM embeddings, for the ledger writer
     persist_consumption: bool = True  # replay keeps its frozen ledger untouched
     profile_text: str = ""
 
@@ -112,7 +113,7 @@ class Agent:
                 api_key=self.settings.api_key,
                 timeout=self.settings.timeout,
             )
-        self.writer = LedgerWriter(self.store, classifier)
+        self.writer = LedgerWriter(self.store, classifier, similarity=self.meaning)
         self._similarity = sim
 
     def ledger(self) -> list[Arrangement]:
@@ -225,8 +226,19 @@ def build_agent(
         world=world or default_world(),
         policy=policy,
         similarity=_embedding_similarity(embedder),
+        meaning=_embedding_cosine(embedder),
         profile_text=profile_text,
     )
+
+
+def _embedding_cosine(embedder: Any) -> Any:
+    """Cosine similarity of two texts' MiniLM embeddings (cached by the embedder)."""
+
+    def cos(a: str, b: str) -> float:
+        va, vb = embedder.embed_arrays([a, b])
+        return float(va @ vb)
+
+    return cos
 
 
 def _embedding_similarity(embedder: Any) -> Any:

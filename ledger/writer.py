@@ -86,10 +86,14 @@ class LedgerWriter:
         store: LedgerStore,
         classifier: ReplyClassifier | None = None,
         related_threshold: float = 1.0,
+        similarity: Similarity | None = None,
     ) -> None:
         self.store = store
         self.classifier = classifier or RulesClassifier()
         self.related_threshold = related_threshold
+        # Meaning-level similarity (the agent passes MiniLM's): when the topic words say an
+        # instruction revises something, it picks which entry.
+        self.similarity = similarity
 
     @property
     def writer_name(self) -> str:
@@ -319,7 +323,11 @@ class LedgerWriter:
                 action,
             )
             if best is not None:
-                return best if best_score >= self.related_threshold else None
+                if best_score < self.related_threshold:
+                    return None
+                if self.similarity is not None:
+                    return max(active, key=lambda e: self.similarity(said, texts[e.id]))  # type: ignore[misc]
+                return best
         return None
 
     @staticmethod

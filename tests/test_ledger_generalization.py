@@ -402,3 +402,37 @@ def test_one_side_accepted_and_the_other_handed_back_is_scoped(reply: str) -> No
 )
 def test_a_question_on_another_subject_is_no_uptake(reply: str) -> None:
     assert classify_reply(BOARD, reply).act is Act.no_uptake
+
+
+def test_a_meaning_similarity_picks_which_entry_an_instruction_revises(
+    tmp_path: Path,
+) -> None:
+    episode = session(
+        "s1",
+        D1,
+        ("user", "Send the roster to the district office."),
+        ("assistant", "Sent the redacted roster. Want that to be the version I send from now on?"),
+        ("user", "Yes, make it the practice."),
+        ("user", "Send my lab write-up to the newsletter."),
+        ("assistant", "Sent the one-page summary. Should I default to the one-pager from now on?"),
+        ("user", "Sure."),
+    )
+    revision = session(
+        "s2",
+        D2,
+        ("user", "Editors want the full write-up now. Going forward, ask me which version."),
+        ("assistant", "Understood."),
+    )
+
+    def meaning(a: str, b: str) -> float:  # a stand-in for MiniLM: "write-up" ~ "one-pager"
+        return 1.0 if "one-pager" in b else 0.0
+
+    revised = {}
+    for name, sim in (("words", None), ("meaning", meaning)):
+        with LedgerStore(tmp_path / f"{name}.db") as store:
+            writer = LedgerWriter(store, similarity=sim)
+            writer.process_session(episode)
+            writer.process_session(revision)
+            revised[name] = [e.content for e in store.all() if e.status is Status.revised]
+    assert revised["meaning"] == ["Should I default to the one-pager from now on?"]
+    assert len(revised["words"]) == 1  # topic words alone also find one entry to revise
