@@ -88,8 +88,10 @@ class Persona(_Strict):
     @classmethod
     def _known_timezone(cls, value: str) -> str:
         try:
+            if len(value) > 100 or not value.isprintable():  # no IANA name looks like this
+                raise ZoneInfoNotFoundError(value)
             ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
+        except (ZoneInfoNotFoundError, ValueError, OSError, RecursionError) as exc:
             # Without a tz database (no tzdata, no /usr/share/zoneinfo) nothing can be checked.
             if available_timezones():
                 raise ValueError(f"unknown IANA time zone {value!r}") from exc

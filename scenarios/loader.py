@@ -8,6 +8,8 @@ field rules are those of SCENARIO_FORMAT.md.
 from __future__ import annotations
 
 import hashlib
+import re
+import stat
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,16 @@ __all__ = [
 MAX_FILE_BYTES = 1024 * 1024
 """Files larger than this (1 MB) are rejected without being parsed."""
 
+MAX_ALIAS_EXPANSION = 10_000
+"""YAML aliases (`*name`) may add at most this many values to a file: no alias bombs."""
+
+MAX_NESTING = 100
+"""Flow brackets ([ {) may nest this deep. PyYAML's scanner slows down with the square
+of the depth: a line of 10,000 brackets costs seconds before any error."""
+
+MAX_REASON_CHARS = 300
+"""A reason longer than this is cut (a 1 MB key must not make a 1 MB message)."""
+
 MIN_SCENARIOS = 5
 """Every persona needs at least this many scenarios (one per Latin-square condition)."""
 
@@ -52,6 +64,11 @@ class CorpusIssue:
     file: str
     field: str
     reason: str
+
+    def __post_init__(self) -> None:
+        # One line each, whatever the file names and keys hold (newlines, RTL marks, NUL).
+        for name in ("file", "field", "reason"):
+            object.__setattr__(self, name, _printable(getattr(self, name)))
 
     def __str__(self) -> str:
         return f"{self.file}: {self.field}: {self.reason}"
@@ -144,6 +161,9 @@ class _Scan:
         self.scenarios: dict[str, list[Scenario]] = {}
 
     def add(self, file: str, field_name: str, reason: str) -> None:
+        reason = _printable(reason)
+        if len(reason) > MAX_REASON_CHARS:
+            reason = reason[: MAX_REASON_CHARS - 3] + "..."
         self.issues.append(CorpusIssue(file, field_name, reason))
 
     def corpus(self) -> Corpus:
@@ -256,6 +276,9 @@ class _Scan:
                 where = f" (line {line})" if line else ""
                 self.add(raw.rel, _dotted(loc), _pydantic_reason(error) + where)
             return None
+        except Exception as exc:  # a field check that broke on hostile input: still a report
+            self.add(raw.rel, WHOLE_FILE, f"cannot be checked ({type(exc).__name__}: {exc})")
+            return None
 
     def read_dir(self, directory: Path) -> Iterator[_Raw]:
         """Every `.yaml` file of a directory that parses to a mapping; others become issues."""
@@ -279,11 +302,27 @@ class _Scan:
                 yield raw
 
     def read_file(self, path: Path, rel: str) -> _Raw | None:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            self.add(rel, WHOLE_FILE, f"file is {size} bytes; the limit is {MAX_FILE_BYTES} (1 MB)")
+        try:
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                self.add(rel, WHOLE_FILE, "not a regular file (a pipe, socket or device)")
+                return None
+            size = info.st_size
+            if size <= MAX_FILE_BYTES:
+                with path.open("rb") as handle:  # at most one byte more: it may have grown
+                    data = handle.read(MAX_FILE_BYTES + 1)
+                size = max(size, len(data))
+        except OSError as exc:
+            link = "broken symbolic link: " if path.is_symlink() else ""
+            self.add(rel, WHOLE_FILE, f"cannot read the file: {link}{exc.strerror or exc}")
             return None
-        data = path.read_bytes()
+        if size > MAX_FILE_BYTES:
+            self.add(
+                rel,
+                WHOLE_FILE,
+                f"file is {size} bytes; the limit is {MAX_FILE_BYTES} (1 MB): not parsed",
+            )
+            return None
         self.hashes[rel] = hashlib.sha256(data).hexdigest()
         try:
             text = data.decode("utf-8-sig")
@@ -298,18 +337,32 @@ class _Scan:
         if not text.strip():
             self.add(rel, WHOLE_FILE, "file is empty")
             return None
+        nesting = _nesting_problem(text)
+        if nesting is not None:
+            self.add(rel, WHOLE_FILE, nesting)
+            return None
         try:
             loader = _UniqueKeyLoader(text)
             try:
                 node = loader.get_single_node()
+                expansion = _alias_problem(node) if node is not None else None
+                if expansion is not None:
+                    self.add(rel, WHOLE_FILE, expansion)
+                    return None
                 value = loader.construct_document(node) if node is not None else None
             finally:
                 loader.dispose()
         except yaml.MarkedYAMLError as exc:
             self.add(rel, WHOLE_FILE, _yaml_reason(exc))
             return None
+        except yaml.reader.ReaderError as exc:
+            self.add(rel, WHOLE_FILE, _reader_reason(exc, text))
+            return None
         except yaml.YAMLError as exc:
             self.add(rel, WHOLE_FILE, f"invalid YAML: {exc}")
+            return None
+        except RecursionError:
+            self.add(rel, WHOLE_FILE, "invalid YAML: lists or mappings nested too deeply")
             return None
         if node is None or value is None:
             self.add(
@@ -330,7 +383,11 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, Hashable) and key in seen:
+            try:
+                duplicate = key in seen
+            except TypeError:
+                continue  # an unhashable key (a list, a mapping): the base class reports it
+            if duplicate:
                 raise ConstructorError(
                     "while constructing a mapping",
                     node.start_mark,
@@ -345,9 +402,86 @@ def _hidden(path: Path) -> bool:
     return path.name.startswith(".")
 
 
+def _printable(text: str) -> str:
+    """`text` with every unprintable character (newline, NUL, RTL mark, lone surrogate)
+    written as an escape, so an issue stays one honest line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _nesting_problem(text: str) -> str | None:
+    """Brackets nested (or left open) deeper than MAX_NESTING, counted without parsing
+    (quotes ignored: no real scenario holds a hundred unclosed brackets)."""
+    depth = 0
+    for match in _BRACKET.finditer(text):
+        depth = depth + 1 if match.group() in "[{" else max(0, depth - 1)
+        if depth > MAX_NESTING:
+            line = text.count("\n", 0, match.start()) + 1
+            return (
+                f"invalid YAML at line {line}: lists or mappings nested more than "
+                f"{MAX_NESTING} deep"
+            )
+    return None
+
+
+def _alias_problem(root: Node) -> str | None:
+    """Why the aliases of a YAML document cannot be expanded (None if they can).
+
+    Expanding aliases may not add more than MAX_ALIAS_EXPANSION values: a few lines of
+    nested aliases (a "billion laughs") or an alias inside its own anchor would
+    otherwise take the validator's time and memory. Iterative, so depth costs nothing.
+    """
+    unique: set[int] = set()
+    stack: list[Node] = [root]
+    while stack:  # the distinct nodes
+        node = stack.pop()
+        if id(node) in unique:
+            continue
+        unique.add(id(node))
+        stack.extend(_children(node))
+    budget = len(unique) + MAX_ALIAS_EXPANSION
+    expanded = 0
+    stack = [root]
+    while stack:  # the nodes as the constructed data holds them
+        node = stack.pop()
+        expanded += 1
+        if expanded > budget:
+            return (
+                f"invalid YAML: aliases (*name) expand to more than {MAX_ALIAS_EXPANSION} "
+                "extra values (an alias bomb, or an alias inside its own anchor): "
+                "write the values out"
+            )
+        stack.extend(_children(node))
+    return None
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _reader_reason(exc: yaml.reader.ReaderError, text: str) -> str:
+    """A forbidden character (NUL, other control characters): where it is."""
+    position = max(0, min(int(exc.position), len(text)))
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    char: object = exc.character  # PyYAML gives the code point (an int)
+    code = char if isinstance(char, int) else None
+    what = f"the character U+{code:04X}" if code is not None else "a character"
+    name = " (NUL)" if code == 0 else ""
+    return f"invalid YAML at line {line}, column {column}: {what}{name} is not allowed in YAML text"
+
+
 def _yaml_reason(exc: yaml.MarkedYAMLError) -> str:
     mark = exc.problem_mark or exc.context_mark
-    problem = exc.problem or exc.context or "syntax error"
+    problem = " ".join((exc.problem or exc.context or "syntax error").split())
     if mark is None:
         return f"invalid YAML: {problem}"
     return f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"

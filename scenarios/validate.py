@@ -17,7 +17,7 @@ from typing import Any
 
 from scenarios.corpus_model import SIDE_EFFECTING_TOOLS, Scenario, ToolCall
 from scenarios.histories import CONDITIONS, VERSIONS, conditions_for, probe_date
-from scenarios.loader import SUFFIX, Corpus, CorpusIssue, scan_corpus
+from scenarios.loader import SUFFIX, Corpus, CorpusError, CorpusIssue, scan_corpus
 from tools.world import World
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "ValidationReport",
     "check_scenario",
     "format_report",
+    "load_valid_corpus",
     "validate_corpus",
 ]
 
@@ -78,15 +79,36 @@ def validate_corpus(path: str | Path) -> ValidationReport:
     """Check every validation rule (1-6) and count personas, scenarios and probes."""
     corpus, load_errors = scan_corpus(path)
     report = ValidationReport(errors=list(load_errors), path=str(path))
+    errors, warnings = _content_issues(corpus)
+    report.errors.extend(errors)
+    report.warnings.extend(warnings)
+    report.counts = _counts(corpus)
+    return report
+
+
+def load_valid_corpus(path: str | Path) -> Corpus:
+    """The corpus, or `CorpusError` listing every error `validate_corpus` reports (rules
+    1-6; warnings pass). For replay and bench: a run over a scenario whose target is not
+    in its world would measure the corpus, not the agent."""
+    corpus, errors = scan_corpus(path)
+    errors = [*errors, *_content_issues(corpus)[0]]
+    if errors:
+        raise CorpusError(errors)
+    return corpus
+
+
+def _content_issues(corpus: Corpus) -> tuple[list[CorpusIssue], list[CorpusIssue]]:
+    """Rules 2-6 over every scenario that loaded: (errors, warnings)."""
+    errors: list[CorpusIssue] = []
+    warnings: list[CorpusIssue] = []
     for persona_id, scenarios in corpus.scenarios.items():
         for scenario in scenarios:
             file = f"{persona_id}/{scenario.id}{SUFFIX}"
             probe_day = probe_date(corpus.personas[persona_id].start)
-            errors, warnings = check_scenario(scenario, file, probe_day=probe_day)
-            report.errors.extend(errors)
-            report.warnings.extend(warnings)
-    report.counts = _counts(corpus)
-    return report
+            found, warned = check_scenario(scenario, file, probe_day=probe_day)
+            errors.extend(found)
+            warnings.extend(warned)
+    return errors, warnings
 
 
 def check_scenario(

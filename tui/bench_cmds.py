@@ -19,10 +19,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from agent.settings import load_settings
     from scenarios.histories import build_histories, render_transcript
-    from scenarios.loader import CorpusError, load_corpus
+    from scenarios.loader import CorpusError
+    from scenarios.validate import load_valid_corpus
 
     try:
-        corpus = load_corpus(Path(args.scenarios))
+        corpus = load_valid_corpus(Path(args.scenarios))  # rules 1-6, as `validate`
     except CorpusError as exc:
         print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
         return 1
@@ -132,10 +133,11 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from scenarios.bench import Config, bench
-    from scenarios.loader import CorpusError, load_corpus
+    from scenarios.loader import CorpusError
+    from scenarios.validate import load_valid_corpus
 
     try:
-        load_corpus(Path(args.scenarios))
+        load_valid_corpus(Path(args.scenarios))  # rules 1-6, as `validate`
     except CorpusError as exc:
         print(f"grounding: the corpus has errors, nothing replayed:\n{exc}", file=sys.stderr)
         return 1
