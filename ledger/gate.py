@@ -15,8 +15,16 @@ The rule table (each decision carries a one-line reason, the entry and its evide
 | none                                            | request asks it | allow             |
 | none                                            | otherwise       | confirm (paper: allow) |
 
+Which entry is relevant: the most similar active entry (rule, the request it answered, the
+turn that proposed it, its scope); when that one picks another response, item or quantity
+than the call, a close agreed runner-up that picks exactly this call governs instead, but
+an unaccepted proposal on top is never traded away. An unaccepted proposal that picks the
+call more clearly than the agreed rule, or as clearly and nearly as similar, makes the gate
+ask (it cannot tell which arrangement the call is about).
+
 "Request asks it" means a request addressed to the assistant, in the user's own words,
-that names the call's details (see `explicit_request`); it also lifts a block by the entry.
+that names the call's details, including how many when more than one (see
+`explicit_request`); it also lifts a block by the entry.
 A single-use entry is consumed by the one call it authorizes (`Gate.consume`).
 Any error inside the gate fails closed: `confirm`.
 """
