@@ -32,7 +32,9 @@ Ingest is split into the memory's embedding (MiniLM inference inside
 its own embeddings). The first probe of a history is shown apart: it embeds the
 ledger's texts for the gate, which later probes find in the cache. `decide` and
 classifier calls are counted: each would be one model call with an LLM policy or
-`--ledger-writer llm`.
+`--ledger-writer llm`; the prompt size is the JSON of the messages an LLM policy would
+get for each `decide` (system prompt with recalled memory and the whole ledger, the
+request, tool steps), without the constant tool schemas.
 
 (b) Corpus size. 48 scenarios = 3 personas of the real corpus, 160 = the real corpus,
 640 = the real corpus four times (copies `<persona>-c1..c3`, scenario ids suffixed,
@@ -265,7 +267,15 @@ def length_run(
             embedded = timer.texts
             chunks = agent.memory.count()
             entries = len(agent.ledger())
-            agent.policy.decide = counted(agent.policy.decide, tally, "decide")
+            decide = agent.policy.decide
+
+            def sized_decide(inp: Any) -> Any:
+                # What an LLM policy would be sent (less the constant tool schemas).
+                size = len(json.dumps(inp.to_messages()))
+                tally["prompt_chars"] = tally.get("prompt_chars", 0) + size
+                return decide(inp)
+
+            agent.policy.decide = counted(sized_decide, tally, "decide")
             times: list[float] = []
             cpus: list[float] = []
             correct = 0
@@ -300,6 +310,7 @@ def length_run(
         "probe_cpu_median_s": statistics.median(cpus),
         "first_probe_s": times[0],
         "decide_per_probe": tally.get("decide", 0) / max(len(times), 1),
+        "prompt_chars_per_decide": tally.get("prompt_chars", 0) / max(tally.get("decide", 0), 1),
         "correct": correct,
         "rss_start_mb": rss_start,
         "rss_peak_mb": peak_rss_mb(),
@@ -554,7 +565,7 @@ def report_lengths(runs: list[dict[str, Any]]) -> tuple[str, dict[str, float | N
             f"{1000 * r['probe_median_s']:.0f} / {1000 * r['probe_p95_s']:.0f}"
             f" ({1000 * r['probe_cpu_median_s']:.0f})",
             f"{1000 * r['first_probe_s']:.0f}",
-            f"{r['decide_per_probe']:.1f}",
+            f"{r['decide_per_probe']:.1f} ({r['prompt_chars_per_decide'] / 1000:.1f}k chars)",
             f"{r['rss_start_mb']:.0f} / {r['rss_peak_mb']:.0f}",
         ]
         for r in runs
@@ -571,7 +582,7 @@ def report_lengths(runs: list[dict[str, Any]]) -> tuple[str, dict[str, float | N
         "probes",
         "probe median / p95 ms (CPU median)",
         "first probe ms",
-        "decide calls / probe",
+        "decide calls / probe (prompt size)",
         "RSS start / peak MB",
     ]
     exps = {
