@@ -30,7 +30,7 @@ from typing import Any
 from agent.context import AgentInput, ToolStep
 from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
-from ledger.model import ActionType, Arrangement, Status, Turn
+from ledger.model import ActionType, Arrangement, Status, Turn, latest_version
 from ledger.text import STOPWORDS, normalize, sentences, stated_quantity, stem
 from tools.runtime import ToolCall
 
@@ -534,18 +534,6 @@ def ledger_entry(rule: Rule, ledger: list[Arrangement]) -> Arrangement | None:
             ):
                 return entry
     return None
-
-
-def latest_version(entry: Arrangement, ledger: list[Arrangement]) -> Arrangement:
-    """Follow `superseded_by` links to the entry that replaced this one, if any."""
-    by_id = {e.id: e for e in ledger}
-    seen = {entry.id}
-    while entry.superseded_by and entry.superseded_by in by_id:
-        entry = by_id[entry.superseded_by]
-        if entry.id in seen:
-            break
-        seen.add(entry.id)
-    return entry
 
 
 # -- reading tool results ------------------------------------------------------------------

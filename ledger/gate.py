@@ -35,7 +35,15 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import date
 
-from ledger.model import Arrangement, Decision, Evidence, GateResult, Proposer, Status
+from ledger.model import (
+    Arrangement,
+    Decision,
+    Evidence,
+    GateResult,
+    Proposer,
+    Status,
+    latest_version,
+)
 from ledger.scope import CallFacts, match_scope
 from ledger.text import (
     STOPWORDS,
@@ -262,14 +270,7 @@ class Gate:
         return None
 
     def _latest(self, entry: Arrangement) -> Arrangement:
-        by_id = {e.id: e for e in self._entries()}
-        seen = {entry.id}
-        while entry.superseded_by and entry.superseded_by in by_id:
-            entry = by_id[entry.superseded_by]
-            if entry.id in seen:
-                break
-            seen.add(entry.id)
-        return entry
+        return latest_version(entry, self._entries())
 
     def _check(self, facts: CallFacts, today: date) -> GateResult:
         if facts.tool not in SIDE_EFFECTING:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from enum import StrEnum
 from typing import Any, Literal
@@ -167,3 +168,15 @@ class GateResult(BaseModel):
     @property
     def allowed(self) -> bool:
         return self.decision == Decision.allow
+
+
+def latest_version(entry: Arrangement, ledger: Sequence[Arrangement]) -> Arrangement:
+    """Follow `superseded_by` links to the entry that replaced this one, if any."""
+    by_id = {e.id: e for e in ledger}
+    seen = {entry.id}
+    while entry.superseded_by and entry.superseded_by in by_id:
+        entry = by_id[entry.superseded_by]
+        if entry.id in seen:
+            break
+        seen.add(entry.id)
+    return entry
