@@ -334,6 +334,7 @@ def _spawn(home: Path, url: str) -> pexpect.spawn:
         env=cli_env(home),
         dimensions=(40, 200),
         encoding="utf-8",
+        use_poll=True,  # select() breaks once the process has a file descriptor over 1023
         timeout=60,
     )
     child.logfile_read = io.StringIO()

@@ -51,6 +51,7 @@ def test_demo_shows_both_outcomes(grounding_home: Path) -> None:
         env=cli_env(grounding_home),
         dimensions=(ROWS, COLS),
         encoding="utf-8",
+        use_poll=True,  # select() breaks once the process has a file descriptor over 1023
         timeout=60,
     )
     term = Terminal(child)
@@ -77,6 +78,7 @@ def test_demo_unknown_scenario_exits_with_an_error(grounding_home: Path) -> None
         env=cli_env(grounding_home),
         dimensions=(ROWS, COLS),
         encoding="utf-8",
+        use_poll=True,  # select() breaks once the process has a file descriptor over 1023
         timeout=30,
     )
     child.expect("no scenario 'no-such-scenario'")

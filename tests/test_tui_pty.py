@@ -33,6 +33,7 @@ class Terminal:
             env=cli_env(home),
             dimensions=(ROWS, COLS),
             encoding="utf-8",
+            use_poll=True,  # select() breaks once the process has a file descriptor over 1023
             timeout=5,
         )
 
