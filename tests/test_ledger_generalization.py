@@ -190,6 +190,15 @@ def test_ask_rules(content: str, proposer: Proposer, asks: bool) -> None:
     assert is_ask_rule(entry("a1", Status.confirmed, content, proposer=proposer)) is asks
 
 
+def buy(quantity: int, request: str = "The kids want kites for the beach.") -> CallFacts:
+    return CallFacts(
+        tool="purchase",
+        args={"product_id": "kite", "quantity": quantity},
+        request=request,
+        entity_text="Rainbow delta kite",
+    )
+
+
 def rsvp(response: str, request: str, entity: str) -> CallFacts:
     return CallFacts(
         tool="rsvp",
@@ -343,14 +352,6 @@ def test_a_purchase_for_another_quantity_than_agreed_is_not_consistent() -> None
         action_type=ActionType.purchase,
     )
 
-    def buy(quantity: int, request: str = "The kids want kites for the beach.") -> CallFacts:
-        return CallFacts(
-            tool="purchase",
-            args={"product_id": "kite", "quantity": quantity},
-            request=request,
-            entity_text="Rainbow delta kite",
-        )
-
     gate = Gate(lambda: [rule])
     assert gate.check(buy(3), TODAY).decision is Decision.allow
     assert gate.check(buy(1), TODAY).decision is Decision.confirm
@@ -361,14 +362,6 @@ def test_a_purchase_for_another_quantity_than_agreed_is_not_consistent() -> None
 
 def test_asking_for_an_item_does_not_ask_for_several() -> None:
     from ledger.gate import explicit_request
-
-    def buy(quantity: int, request: str) -> CallFacts:
-        return CallFacts(
-            tool="purchase",
-            args={"product_id": "kite", "quantity": quantity},
-            request=request,
-            entity_text="Rainbow delta kite",
-        )
 
     assert explicit_request(buy(1, "Order the rainbow kite."))[0]
     assert explicit_request(buy(3, "Order the rainbow kite.")) == (False, ["3 of them"])
