@@ -70,8 +70,18 @@ def test_chat_in_a_terminal(grounding_home: Path) -> None:
         term.wait_for(lambda t: "session 2 · " in t, "the next session's divider")
         assert "a1 → pending" in term.text  # the ledger change, noted in the conversation
         term.child.sendcontrol("l")  # the ledger panel
-        term.wait_for(lambda t: "rule (scope)" in t, "the ledger panel", 10)
-        rows = [line for line in term.screen.display if " a1 " in line]
+
+        # Wait for the panel's row, not only its header (the header can paint first); the
+        # conversation's "ledger a1 → pending" note is not a panel row.
+        def panel_row(line: str) -> bool:
+            return " a1 " in line and "→" not in line
+
+        term.wait_for(
+            lambda t: "rule (scope)" in t and any(panel_row(x) for x in t.splitlines()),
+            "the ledger panel",
+            10,
+        )
+        rows = [line for line in term.screen.display if panel_row(line)]
         assert rows and "pending" in rows[0] and "assistant" in rows[0] and "rsvp" in rows[0]
         term.child.sendcontrol("q")
         term.child.expect(pexpect.EOF, timeout=20)
