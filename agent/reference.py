@@ -31,7 +31,15 @@ from agent.context import AgentInput, ToolStep
 from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
 from ledger.model import ActionType, Arrangement, Status, Turn, latest_version
-from ledger.text import STOPWORDS, normalize, sentences, stated_quantity, stem
+from ledger.text import (
+    STOPWORDS,
+    addressed_in,
+    addressees,
+    normalize,
+    sentences,
+    stated_quantity,
+    stem,
+)
 from tools.runtime import ToolCall
 
 SIDE_EFFECTING = ("rsvp", "purchase", "send")
@@ -751,6 +759,18 @@ def _newest(
     return [i for d, i in dated if d == top]
 
 
+def known_as(situation: set[str], contacts: list[dict[str, Any]]) -> set[str]:
+    """Names of the people the situation calls by their role ("my accountant" is Beatrice
+    Ng), so a rule that named them matches; a role most contacts share says nothing."""
+    roles = [term_set(str(c.get("relation", "")), _ACTION_NOISE) for c in contacts]
+    out: set[str] = set()
+    for contact, role in zip(contacts, roles, strict=True):
+        for word in role & situation:
+            if sum(1 for r in roles if word in r) <= 2:
+                out |= term_set(str(contact.get("name", "")), _ACTION_NOISE)
+    return out
+
+
 def covers(rule: Rule, things: list[str]) -> bool:
     """Does the rule talk about this kind of thing at all (a word of the item, or of the
     person the request names)? A rule about itineraries does not cover a hotel folio."""
@@ -783,33 +803,31 @@ def _named(request: str) -> tuple[set[str], set[str]]:
     return term_set(request, _ACTION_NOISE), origin
 
 
-_SENDS_TO = re.compile(
-    r"\b(?:to|send|sent|sending|email|emailed|forward|forwarded|cc|with)\s+(?:it\s+to\s+)?"
-    r"([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*|him|her|them)\b"
-)
-_CAPITALISED = re.compile(r"\b[A-Z][a-z][\w'-]*")
+def rule_recipients(
+    rule: str, contacts: list[dict[str, Any]], refer: str = ""
+) -> list[dict[str, Any]]:
+    """Contacts a rule sends to ("to Tomasz", "through casework@", "straight to her"), by
+    mailbox when it names one, else by name (`refer`: the text that resolves "her")."""
+    level = {id(c): addressed_in(rule, contact_line(c), refer) for c in contacts}
+    by_mailbox = [c for c in contacts if level[id(c)] == 2]
+    return by_mailbox or [c for c in contacts if level[id(c)] == 1]
 
 
-def rule_recipients(rule: str, contacts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Contacts a rule sends to: "to Tomasz", "straight to her" (the person it named)."""
-    named_in_rule = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(rule)}
+def _routes_past(rule: str | None, named: list[dict[str, Any]], request: str) -> bool:
+    """May the rule's own recipient replace the ones the request names? Yes unless the
+    request sends to them in so many words ("send it to Dale") and the rule never
+    mentions them."""
+    sent_to, _ = addressees(request)
+    rule_words = {w.lower().removesuffix("'s") for w in re.findall(r"[\w'-]+", rule or "")}
+    for contact in named:
+        name = {w.lower() for w in re.findall(r"[\w'-]+", str(contact.get("name", "")))}
+        if name & sent_to and not name & rule_words:
+            return False
+    return True
 
-    def first_names(c: dict[str, Any]) -> set[str]:
-        return {w.lower() for w in re.findall(r"[A-Za-z][\w'-]+", str(c.get("name", "")))}
 
-    mentioned = [c for c in contacts if first_names(c) & named_in_rule]
-    found: list[dict[str, Any]] = []
-    pronoun = False
-    for match in _SENDS_TO.finditer(rule):
-        target = match.group(1)
-        if target in ("him", "her", "them"):
-            pronoun = True
-            continue
-        words = {w.lower().removesuffix("'s") for w in target.split()}
-        found += [c for c in contacts if first_names(c) & words and c not in found]
-    if pronoun and not found:
-        found = mentioned  # "forward it to her": the person the rule talked about
-    return found
+def contact_line(contact: dict[str, Any]) -> str:
+    return f"{contact.get('name', '')} {contact.get('relation', '')} {contact.get('email', '')}"
 
 
 _FOR_ME = re.compile(r"\b(?:for me|to me|myself|my own)\b")
@@ -827,13 +845,21 @@ def named_contacts(contacts: list[dict[str, Any]], request: str) -> list[dict[st
 
 
 def choose_recipient(
-    contacts: list[dict[str, Any]], request: str, rule: str | None
+    contacts: list[dict[str, Any]], request: str, rule: str | None, standing: str = ""
 ) -> dict[str, Any] | None:
-    """Whom to send to: someone the request names, or else whom the rule names."""
+    """Whom to send to: someone the request names, or else whom the rule names.
+
+    When the standing part of the rule (`standing`: its "from now on" sentence and the
+    restatement after the user's reply) itself sends to someone ("route whatever is for
+    Beatrice through Pauline", "statements will go to Emi"), that person replaces whom the
+    request names; one the rule only sent the first case to ("I'll send Luis the summary.
+    Want that whenever ...?") does not.
+    """
     words, origin = _named(request)
     words -= origin
     rule_norm = normalize(rule or "")
     addressed = rule_recipients(rule, contacts) if rule else []
+    routed = rule_recipients(standing, contacts, refer=rule or "") if standing else []
 
     def by_name(c: dict[str, Any]) -> int:
         return _overlap(words, term_set(str(c.get("name", ""))))
@@ -853,7 +879,11 @@ def choose_recipient(
         return score + (10.0 if c in addressed else 0.0)
 
     named = named_contacts(contacts, request)
-    if named:
+    if routed and not any(c in named for c in routed) and _routes_past(rule, named, request):
+        # The rule routes these elsewhere ("everything for Helen goes through casework@",
+        # "statements go to Emi"): whom the request names is who it is about.
+        pool = routed
+    elif named:
         # Others described by the same words ("Fernleaf": its billing inbox and its art
         # director) are candidates too; the rule decides between them.
         naming = set().union(*(words & term_set(str(c.get("name", ""))) for c in named))
@@ -1130,6 +1160,7 @@ class ReferencePolicy:
             return self._apply(inp, seen, action, invitation, given)[0]
         pool = candidates(inp.request, seen, action)
         situation |= set().union(set(), *(term_set(t, _ACTION_NOISE) for t in pool))
+        situation |= known_as(situation, seen.contacts)
         rules = rules_from_memory(inp) + with_follow_ups(rules_from_ledger(inp), inp)
         ranked = rank_rules(rules, inp.request, situation, action, pool, self.similarity)
         tried = 0
@@ -1233,12 +1264,14 @@ class ReferencePolicy:
     def _send(self, inp: AgentInput, seen: Seen, rule: Rule | None, n: int) -> ToolCall | None:
         text = rule.words if rule else None
         doc = choose(seen.documents, inp.request, text, document_text)
-        contact = choose_recipient(seen.contacts, inp.request, text)
+        standing = f"{core_text(rule)} {rule.follow}" if rule else ""
+        contact = choose_recipient(seen.contacts, inp.request, text, standing)
         if doc is None or contact is None:
             return None
         if rule is not None:
             named = [str(c.get("name", "")) for c in named_contacts(seen.contacts, inp.request)]
-            if not covers(rule, [document_text(doc), *named]):
+            roles = known_as(term_set(inp.request, _ACTION_NOISE), seen.contacts)
+            if not covers(rule, [document_text(doc), *named, " ".join(sorted(roles))]):
                 return None
         return ToolCall(
             f"call_{n}",

@@ -47,6 +47,7 @@ from ledger.model import (
 from ledger.scope import CallFacts, match_scope
 from ledger.text import (
     STOPWORDS,
+    addressed_in,
     content_stems,
     has_phrase,
     lexical_similarity,
@@ -206,6 +207,7 @@ class Gate:
     def ranked(self, facts: CallFacts, today: date) -> list[tuple[float, Arrangement]]:
         """Active entries by similarity to this call and request, best first."""
         query = f"{facts.request} {facts.entity_text}"
+        recipient = " ".join(facts.recipients) if facts.tool == "send" else ""
         scored = []
         for entry in self._entries():
             if not entry.is_active_on(today):
@@ -217,7 +219,9 @@ class Gate:
             text = f"{entry.content} {entry.context} {proposed} {scope}"
             # The action type comes from the rule's words and can be wrong; it weighs, not filters.
             weight = 1.0 if entry.action_type == facts.tool else 0.6
-            scored.append((self.similarity(query, text) * weight, entry))
+            # A rule that names the very mailbox or person this call sends to is about it.
+            named = _ADDRESSED_BONUS[addressed_in(f"{entry.content} {proposed}", recipient)]
+            scored.append((self.similarity(query, text) * weight + named, entry))
         scored.sort(key=lambda pair: pair[0], reverse=True)
         return scored
 
@@ -430,13 +434,14 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     rivals = [content_stems(c) for c in others]
     shared = set().union(*rivals) if rivals else set()
 
-    raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])]).lower()
+    raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
 
     def score(text: str, own: set[str], rest: set[str]) -> int:
         unique = own - rest
-        # An exact address named in the rule or its proposal outweighs any shared words.
-        named = any(addr in raw for addr in _ADDRESS_RE.findall(text.lower()))
-        return 2 * len(unique & rule) + len(unique & said) + (10 if named else 0)
+        # The person the rule or its proposal sends to, by mailbox or by name ("through
+        # casework@", "send her" after naming Emi), outweighs any shared words.
+        named = (0, 6, 10)[addressed_in(raw, text)]
+        return 2 * len(unique & rule) + len(unique & said) + named
 
     best_other = max((score(o, r, chosen) for o, r in zip(others, rivals, strict=True)), default=0)
     return score(chosen_text, chosen, shared), best_other
@@ -445,7 +450,8 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
 # A rule picks another item only when it points there clearly: more than one of its own
 # words beyond what it shares with the chosen item (bag-of-words evidence is noisy).
 _CLEAR = 2
-_ADDRESS_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Added to a rule's relevance when it names the call's recipient: (none, by name, by mailbox).
+_ADDRESSED_BONUS = (0.0, 0.05, 0.1)
 
 
 # Text from this point on is not the user's own request: a speaker or authority label

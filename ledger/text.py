@@ -316,3 +316,46 @@ def stated_quantity(text: str) -> int | None:
         elif m.group("digits"):
             found.add(int(m.group("digits")))
     return found.pop() if len(found) == 1 else None
+
+
+# Whom a text sends things to: "to Pauline", "through Pauline", "send her", "forward it to
+# Emi". A pronoun stands for the people the text names.
+_ROUTED_TO = re.compile(
+    r"\b(?:to|through|via|thru|send|sent|sending|forward|forwarded|email|emailed|cc|with)\s+"
+    r"(?:it\s+to\s+|them\s+to\s+|those\s+to\s+)?"
+    r"([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*|him|her|them)\b"
+)
+_CAPITALISED = re.compile(r"\b[A-Z][a-z][\w'-]*")
+_MAILBOX = re.compile(r"([\w.+-]+)@(?:[\w-]+(?:\.[\w-]+)+)?")
+
+
+def addressees(text: str, refer: str = "") -> tuple[set[str], set[str]]:
+    """Who a rule sends to, from its own words: (name words, mailbox local parts).
+
+    Mailboxes come from addresses written out ("pauline@ngcpa.com") or shortened
+    ("through casework@"); names from "to / through / send <Name>", and for "send her"
+    the names mentioned at all in `refer` (the whole turn; default: the text itself).
+    """
+    mailboxes = {m.group(1).lower() for m in _MAILBOX.finditer(text)}
+    names: set[str] = set()
+    pronoun = False
+    for match in _ROUTED_TO.finditer(text):
+        target = match.group(1)
+        if target in ("him", "her", "them"):
+            pronoun = True
+            continue
+        names |= {w.lower().removesuffix("'s") for w in target.split()}
+    if pronoun and not names:
+        names = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(refer or text)}
+    return names, mailboxes
+
+
+def addressed_in(rule_text: str, candidate: str, refer: str = "") -> int:
+    """How a rule's own words name a contact described as "Name relation email": 2 by its
+    mailbox, 1 by name, 0 not at all (`refer`: see `addressees`)."""
+    names, mailboxes = addressees(rule_text, refer)
+    local = {m.group(1).lower() for m in _MAILBOX.finditer(candidate)}
+    if local & mailboxes:
+        return 2
+    own = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(candidate)}
+    return 1 if own & names else 0

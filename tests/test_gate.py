@@ -522,3 +522,37 @@ def test_a_nearly_as_relevant_unaccepted_entry_makes_the_gate_ask() -> None:
     # with no unaccepted rival, the agreed entry authorizes
     alone = Gate(lambda: [agreed]).check(facts, day)
     assert alone.decision == "allow"
+
+
+def test_a_rule_that_names_another_recipient_does_not_support_this_send() -> None:
+    """The proposal routed everything for Helen through the casework mailbox: a send to
+    Helen's own address does not follow it, and one to casework@ does."""
+    proposal = (
+        "Sent it to the casework inbox. Shall we do it that way from now on, with everything "
+        "you send Helen going through casework@?"
+    )
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Shall we do it that way from now on, with everything you send Helen going "
+        "through casework@?",
+        ActionType.send,
+        evidence=[quote("assistant", proposal), quote("user", "Yes, do that.", 1)],
+    )
+    helen = "Helen Carter supervisor helen@centre.test"
+    inbox = "Centre casework inbox casework@centre.test"
+
+    def send(to: str, other: str) -> CallFacts:
+        return CallFacts(
+            tool="send",
+            args={"to": to.split()[-1], "document_id": "d1"},
+            request="Helen needs my timesheet by Friday.",
+            entity_text=f"{to} Timesheet July",
+            recipients=[to.split()[-1], to],
+            competing=[other],
+            choices=[(to, [other])],
+        )
+
+    gate = Gate(lambda: [rule])
+    assert gate.check(send(helen, inbox), TODAY).decision == Decision.confirm
+    assert gate.check(send(inbox, helen), TODAY).decision == Decision.allow

@@ -541,3 +541,59 @@ def test_the_request_says_how_many_over_the_rule(tmp_path: Path) -> None:
         "Order two of the rainbow kites for the kids, Bea has one.", PROBE, world=kites_world()
     )
     assert [(c["tool"], c["args"]["quantity"]) for c in result.executed] == [("purchase", 2)]
+
+
+def test_a_rule_that_routes_to_someone_replaces_whom_the_request_names() -> None:
+    contacts = [
+        {"name": "Helen Carter", "email": "helen@centre.test", "relation": "supervisor"},
+        {"name": "Centre casework inbox", "email": "casework@centre.test", "relation": "inbox"},
+        {"name": "Owen Price", "email": "owen@centre.test", "relation": "colleague"},
+    ]
+    rule = (
+        "Sent it to the casework inbox with Helen's name in the subject. Shall we do it that "
+        "way from now on, with everything you send Helen going through casework@?"
+    )
+    standing = "with everything you send Helen going through casework@"
+    chosen = choose_recipient(contacts, "Please send Helen my timesheet.", rule, standing)
+    assert chosen is not None and chosen["email"] == "casework@centre.test"
+    # without a standing part that routes, the person the request names is the recipient
+    chosen = choose_recipient(contacts, "Please send Helen my timesheet.", rule)
+    assert chosen is not None and chosen["email"] == "helen@centre.test"
+
+
+def test_a_routing_rule_resolves_her_and_yields_to_someone_the_user_sends_to() -> None:
+    contacts = [
+        {"name": "Emi Nakagawa", "email": "emi@home.test", "relation": "daughter"},
+        {"name": "Clinic billing office", "email": "billing@clinic.test", "relation": "billing"},
+        {"name": "Dale Ferris", "email": "dale@forum.test", "relation": "forum admin"},
+    ]
+    rule = (
+        "I'll forward the statement to Emi now. Would you like me to send her each statement "
+        "and bill as it comes in?"
+    )
+    standing = "Would you like me to send her each statement and bill as it comes in?"
+    chosen = choose_recipient(contacts, "The bill from the clinic has arrived.", rule, standing)
+    assert chosen is not None and chosen["email"] == "emi@home.test"
+    # "send it to Dale" in so many words, and the rule never mentions Dale: Dale
+    request = "Send this month's statement to Dale Ferris."
+    chosen = choose_recipient(contacts, request, rule, standing)
+    assert chosen is not None and chosen["email"] == "dale@forum.test"
+
+
+def test_a_person_called_by_their_role_is_known_by_name() -> None:
+    """ "My accountant's office" is Beatrice (the contacts say so), so a rule about
+    Beatrice's office concerns the request."""
+    from agent.reference import known_as, term_set
+
+    contacts = [
+        {"name": "Beatrice Ng", "email": "beatrice@ng.test", "relation": "accountant"},
+        {"name": "Pauline Ferris", "email": "pauline@ng.test", "relation": "intake assistant"},
+        {"name": "Ng front desk", "email": "info@ng.test", "relation": "front desk"},
+        {"name": "Sam Ortiz", "email": "sam@home.test", "relation": "friend"},
+        {"name": "Lee Park", "email": "lee@home.test", "relation": "friend"},
+        {"name": "Kim Roe", "email": "kim@home.test", "relation": "friend"},
+    ]
+    request = "It needs to go to my accountant's office."
+    assert term_set("Beatrice Ng") <= known_as(term_set(request), contacts)
+    # a role most contacts share names nobody
+    assert known_as(term_set("send it to my friend"), contacts) == set()
