@@ -49,10 +49,19 @@ _NUMBER_WORDS = {
     "four": 4,
     "five": 5,
     "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "eleven": 11,
+    "twelve": 12,
     "one": 1,
 }
+# Currency words say how much, never which case.
+_CURRENCY_WORDS = frozenset(
+    "dollar dollars buck bucks euro euros pound pounds quid cent cents pence usd eur gbp".split()
+)
 _NUM = (
-    r"\$?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b)?|("
+    r"[$€£]?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b)?|("
     + "|".join(sorted((re.escape(k) for k in _NUMBER_WORDS), key=len, reverse=True))
     + r")"
 )
@@ -63,14 +72,20 @@ _MAX_RE = re.compile(
     r"\s+(?:about |around |roughly |like |a budget of )?(?:" + _NUM + r")"
 )
 _MAX_AFTER_RE = re.compile(
-    r"(?:" + _NUM + r")\s*(?:dollars|bucks|usd)?\s*(?:or less|or under|max\b|tops\b|or below)"
+    r"(?:" + _NUM + r")\s*(?:dollars|bucks|usd|euros?|pounds|quid)?\s*"
+    r"(?:or less|or under|max\b|tops\b|or below)"
 )
 _MIN_RE = re.compile(r"\b(?:over|above|more than|at least)\s+(?:" + _NUM + r")")
-_MONEY_HINT = re.compile(r"\$|dollar|buck|usd|price|cost|spend|budget|\bk\b|grand")
+_MONEY_HINT = re.compile(
+    r"[$€£]|dollar|buck|usd|euro|\beur\b|pounds? sterling|\bquid\b|\bgbp\b|price|cost|spend|"
+    r"budget|\bk\b|grand"
+)
 _PARTY_RE = re.compile(r"\b(?:party|group|table) of (\d+)|\bup to (\d+) (?:people|guests|of us)")
 _DAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
-_DAYTIME_RE = re.compile(r"\b(?:(?:working|work|business|office) hours|daytime|during the day)\b")
+_DAYTIME_RE = re.compile(
+    r"\b(?:(?:working|work|business|office) (?:hours|day)|workday|daytime|during the day)\b"
+)
 _TIME_RE = re.compile(
     r"\b(before|after|until|till|by)\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 )
@@ -404,7 +419,7 @@ def parse_scope(
     back_norm = normalize(" ".join(back))
     scope = Scope(text=(clause or text).strip())
     for m in _MAX_RE.finditer(norm):
-        if _MONEY_HINT.search(norm) or "$" in m.group(0):
+        if _MONEY_HINT.search(norm) or re.search(r"[$€£]", m.group(0)):
             scope.max_amount = _amount(m)
             break
     if scope.max_amount is None:
@@ -479,7 +494,13 @@ def parse_scope(
     scope.people = [p for p in _names(src_positive) if p.lower() not in place_words]
     named = {stem(w) for w in [*(p.lower() for p in scope.people), *place_words]}
     named |= {p.lower() for p in scope.people} | place_words
-    categories = _keys(positive) - named
+    # A noun that only carries a stated time ("the weekend outings", "weekday ones") names
+    # what the arrangement is about, not a further limit: the day is the limit, and the
+    # request may call the thing by another word ("Walt's club trip on Saturday").
+    attached: set[str] = set()
+    if scope.weekdays or scope.time_after or scope.time_before:
+        attached |= {stem(m) for m in _AFTER_TIME_WORD.findall(positive)}
+    categories = _keys(positive) - named - attached
     narrowing = categories - _keys(proposal)
     scope.categories = sorted(narrowing or categories)
     excluded = _keys(negative) | {stem(c) for c in _channels(negative)}
@@ -489,6 +510,12 @@ def parse_scope(
         excluded |= _keys(_handed_back(back)) - _keys(proposal) - _KEY_VERBS
     scope.excluded = sorted(excluded - set(scope.categories) - named)
     return scope
+
+
+_AFTER_TIME_WORD = re.compile(
+    r"\b(?:weekend|weekday|weeknight|evening|morning|afternoon|night|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)s? (\w+)"
+)
 
 
 # Verbs that tell how a case is handed back, not which case it is.
@@ -546,7 +573,7 @@ def _keys(text: str) -> set[str]:
     for w in (p.removesuffix("'s") for tok in words(text) for p in tok.split("-")):
         if w in STOPWORDS or w in GENERIC or w in _FUNCTION_WORDS or w in _TIME_WORDS or len(w) < 3:
             continue
-        if re.match(r"^\$?\d", w) or w in _NUMBER_WORDS:
+        if re.match(r"^[$€£]?\d", w) or w in _NUMBER_WORDS or w in _CURRENCY_WORDS:
             continue
         out.add(stem(w))
     return out

@@ -419,3 +419,43 @@ def test_working_hours_is_a_time_window() -> None:
 def test_an_exclusion_ends_with_its_sentence() -> None:
     scope = parse_scope("Sure, not the gift sets. Refills are fine.", TODAY)
     assert "gift" in scope.excluded and "refill" not in scope.excluded
+
+
+@pytest.mark.parametrize(
+    ("text", "cap"),
+    [
+        ("As long as the box is under a hundred euros, go ahead.", 100),
+        ("Under £40, sure.", 40),
+        ("Fine for anything under 30 quid.", 30),
+        ("Go for it if it's €25 or less.", 25),
+    ],
+)
+def test_caps_in_other_currencies(text: str, cap: float) -> None:
+    scope = parse_scope(text, TODAY)
+    assert scope.max_amount == cap
+    # the currency word is how much, not which case
+    assert not {"euro", "quid"} & set(scope.categories)
+    item = "Photo Rag A4, box of 25"
+    assert check(text, tool="purchase", amount=cap - 1, entity_text=item).inside is True
+    assert check(text, tool="purchase", amount=cap + 1, entity_text=item).inside is False
+
+
+def test_the_working_day_is_daytime() -> None:
+    text = "During the working day, go ahead. Anything after seven in the evening, ask me first."
+    scope = parse_scope(text, TODAY)
+    assert (scope.time_after, scope.time_before) == ("09:00", "17:00")
+    assert scope.excluded == []  # "seven" is a time, not a case
+    assert check(text, when=datetime(2025, 3, 12, 11, 0)).inside is True
+    assert check(text, when=datetime(2025, 3, 12, 20, 30)).inside is False
+
+
+def test_a_noun_carried_by_a_time_is_not_a_further_limit() -> None:
+    """"The weekend outings": the weekend is the limit; the request may call the outing a
+    club trip. A noun with a person still narrows ("Kevin's parties")."""
+    text = "For the weekend outings, by all means. The weekday ones I prefer to decide myself."
+    scope = parse_scope(text, TODAY)
+    assert scope.weekdays == [5, 6] and scope.categories == []
+    trip = "Walt club trip to Sunrise"
+    assert check(text, entity_text=trip, when=datetime(2025, 3, 15, 6, 0)).inside is True
+    assert check(text, entity_text=trip, when=datetime(2025, 3, 13, 6, 0)).inside is False
+    assert parse_scope("Only work events on weekdays.", TODAY).categories == ["work"]
