@@ -35,6 +35,7 @@ from ledger.text import (
     STOPWORDS,
     addressed_in,
     addressees,
+    canonical,
     normalize,
     sentences,
     stated_quantity,
@@ -204,7 +205,7 @@ def _forms(words: frozenset[str]) -> frozenset[str]:
 def _terms(text: str, noise: frozenset[str]) -> tuple[str, ...]:
     drop = _NOISE | noise
     drop_forms = _forms(frozenset(drop))
-    norm = re.sub(r"'s\b", "", normalize(text))
+    norm = re.sub(r"'s\b", "", canonical(text))
     out = []
     for word in re.findall(r"[a-z0-9]+(?:'[a-z]+)?", norm):
         word = _SYNONYMS.get(word, word)
@@ -771,11 +772,20 @@ def known_as(situation: set[str], contacts: list[dict[str, Any]]) -> set[str]:
     return out
 
 
-def covers(rule: Rule, things: list[str]) -> bool:
+# A rule whose object is left open: "when the lab is nearly out of something".
+_OPEN_OBJECT = re.compile(r"\b(?:something|anything|whatever|everything)\b")
+
+
+def covers(rule: Rule, things: list[str], request: str = "") -> bool:
     """Does the rule talk about this kind of thing at all (a word of the item, or of the
-    person the request names)? A rule about itineraries does not cover a hotel folio."""
+    person the request names)? A rule about itineraries does not cover a hotel folio. A
+    rule that leaves its object open ("whenever the lab is nearly out of something")
+    covers any item in the situation it names (the request speaks of the lab)."""
     said = term_set(rule.about, _ACTION_NOISE)
-    return any(said & term_set(thing, _ACTION_NOISE) for thing in things)
+    if any(said & term_set(thing, _ACTION_NOISE) for thing in things):
+        return True
+    open_object = _OPEN_OBJECT.search(normalize(core_text(rule)))
+    return bool(request and open_object and said & term_set(request, _ACTION_NOISE))
 
 
 def candidates(request: str, seen: Seen, action: ActionType) -> list[str]:
@@ -1219,7 +1229,7 @@ class ReferencePolicy:
                     "purchase",
                     {"product_id": product["id"], "quantity": quantity or 1},
                 )
-                if rule is not None and not covers(rule, [product_text(product)]):
+                if rule is not None and not covers(rule, [product_text(product)], inp.request):
                     return Plan(question=self._question(action)), False
         elif action == ActionType.send:
             call = self._send(inp, seen, rule, n)
@@ -1271,7 +1281,8 @@ class ReferencePolicy:
         if rule is not None:
             named = [str(c.get("name", "")) for c in named_contacts(seen.contacts, inp.request)]
             roles = known_as(term_set(inp.request, _ACTION_NOISE), seen.contacts)
-            if not covers(rule, [document_text(doc), *named, " ".join(sorted(roles))]):
+            things = [document_text(doc), *named, " ".join(sorted(roles))]
+            if not covers(rule, things, inp.request):
                 return None
         return ToolCall(
             f"call_{n}",

@@ -233,7 +233,7 @@ class Gate:
         similar topics, "decline the rep dinners" and "maybe for work meetings").
         """
         ranked = self.ranked(facts, today)
-        if not ranked or ranked[0][0] < self.threshold:
+        if not ranked or not self._stands_out(ranked):
             return None, ranked[0][0] if ranked else 0.0
         top_score, top = ranked[0]
         # Never trade an unaccepted proposal for an agreed rule: that would borrow consent.
@@ -245,6 +245,16 @@ class Gate:
                 if self._support(entry, facts) > 0:
                     return entry, score
         return top, top_score
+
+    def _stands_out(self, ranked: list[tuple[float, Arrangement]]) -> bool:
+        """Is the best entry relevant at all: similar enough, or a little less similar but
+        clearly ahead of every other entry (the one rule that speaks of running low, in
+        other words than the request's)?"""
+        top = ranked[0][0]
+        if top >= self.threshold:
+            return True
+        second = ranked[1][0] if len(ranked) > 1 else 0.0
+        return top >= self.threshold * _LOW_FACTOR and top >= second * _STANDS_OUT
 
     def _unaccepted_rival(
         self, facts: CallFacts, today: date, best: Arrangement
@@ -450,6 +460,10 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
 # A rule picks another item only when it points there clearly: more than one of its own
 # words beyond what it shares with the chosen item (bag-of-words evidence is noisy).
 _CLEAR = 2
+# An entry below the relevance threshold (down to this share of it) still governs when it
+# is this many times as similar as the next one.
+_LOW_FACTOR = 2 / 3
+_STANDS_OUT = 1.5
 # Added to a rule's relevance when it names the call's recipient: (none, by name, by mailbox).
 _ADDRESSED_BONUS = (0.0, 0.05, 0.1)
 

@@ -207,9 +207,31 @@ def has_phrase(text: str, phrases: Iterable[str]) -> str | None:
     return None
 
 
+# Common ways of saying one thing, read as one word when comparing texts: "nearly out of",
+# "down to my last", "running low on" are all running low.
+_SAME_THING = (
+    (
+        re.compile(
+            r"\b(?:(?:nearly|almost|about to run|close to|practically) out|down to (?:my|our|the) "
+            r"last|on (?:my|our|its|the|their) last|runn?(?:ing|s)? (?:low|out)|ran out|"
+            r"low on|short on)\b"
+        ),
+        " lowstock ",
+    ),
+)
+
+
+def canonical(text: str) -> str:
+    """Normalized text with common phrasings of one thing replaced by one word."""
+    norm = normalize(text)
+    for phrase, word in _SAME_THING:
+        norm = phrase.sub(word, norm)
+    return norm
+
+
 def lexical_similarity(a: str, b: str) -> float:
     """Overlap of content stems, normalised by the smaller side (0..1)."""
-    sa, sb = content_stems(a), content_stems(b)
+    sa, sb = content_stems(canonical(a)), content_stems(canonical(b))
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))

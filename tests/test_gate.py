@@ -556,3 +556,58 @@ def test_a_rule_that_names_another_recipient_does_not_support_this_send() -> Non
     gate = Gate(lambda: [rule])
     assert gate.check(send(helen, inbox), TODAY).decision == Decision.confirm
     assert gate.check(send(inbox, helen), TODAY).decision == Decision.allow
+
+
+def test_running_low_said_in_other_words_finds_the_reorder_rule() -> None:
+    """ "Nearly out of" and "running low on" are one thing; the one rule about it governs
+    even though the request shares no other word with it, and an unrelated rule does not."""
+    reorder = entry(
+        "a1",
+        Status.confirmed,
+        "Whenever you mention you're running low on something you buy regularly, shall I "
+        "just reorder it?",
+        ActionType.purchase,
+    )
+    other = entry(
+        "a2",
+        Status.confirmed,
+        "Should professional installation be the default whenever you buy a major appliance?",
+        ActionType.purchase,
+    )
+    gate = Gate(lambda: [reorder, other])
+    low = purchase(12.0, request="We are nearly out of the dishwasher tabs.")
+    found, _ = gate.relevant(low, TODAY)
+    assert found is not None and found.id == "a1"
+    assert gate.check(low, TODAY).decision == Decision.allow
+    unrelated = purchase(12.0, request="The new tabs smell odd, what do you think?")
+    assert gate.check(unrelated, TODAY).decision == Decision.confirm
+
+
+def test_canonical_reads_running_low_phrasings_as_one_word() -> None:
+    from ledger.text import canonical
+
+    for said in ("We're nearly out of tabs", "down to my last card", "running low on rice"):
+        assert "lowstock" in canonical(said)
+    assert "lowstock" not in canonical("I'm out of town next week")
+
+
+def test_an_entry_below_the_threshold_governs_only_when_it_stands_out() -> None:
+    reorder = entry(
+        "a1",
+        Status.confirmed,
+        "Whenever you mention you're running low on something, shall I just reorder it?",
+        ActionType.purchase,
+    )
+    twin = entry(
+        "a2",
+        Status.confirmed,
+        "Whenever you're running low on printer paper, shall I reorder the usual box?",
+        ActionType.purchase,
+    )
+    low = purchase(12.0, request="We are nearly out of the dishwasher tabs.")
+    alone = Gate(lambda: [reorder], relevance_threshold=0.25)
+    score = alone.ranked(low, TODAY)[0][0]
+    assert 0.25 * 2 / 3 <= score < 0.25  # below the threshold, above its lower bound
+    assert alone.relevant(low, TODAY)[0] is reorder  # nothing else comes close
+    both = Gate(lambda: [reorder, twin], relevance_threshold=0.25)
+    assert both.relevant(low, TODAY)[0] is None  # two as similar: neither stands out

@@ -597,3 +597,24 @@ def test_a_person_called_by_their_role_is_known_by_name() -> None:
     assert term_set("Beatrice Ng") <= known_as(term_set(request), contacts)
     # a role most contacts share names nobody
     assert known_as(term_set("send it to my friend"), contacts) == set()
+
+
+def test_a_rule_with_an_open_object_covers_any_item_in_its_situation() -> None:
+    from agent.reference import Rule, covers
+
+    rule = Rule(
+        "Ordering the nitrile gloves. Next time you tell me the lab is nearly out of "
+        "something, should I just reorder it?",
+        "assistant",
+        ("2026-01-01", "s1", 1),
+    )
+    strips = "Hydrion pH test strips, range 1-14, vial of 100"
+    assert covers(rule, [strips], "The lab is on its last vial of the Hydrion strips.")
+    # the item alone shares nothing with the rule, and a rule about gloves only is narrower
+    assert not covers(rule, [strips])
+    gloves_only = Rule(
+        "Should I reorder the nitrile gloves whenever the lab runs low?",
+        "assistant",
+        ("2026-01-01", "s1", 1),
+    )
+    assert not covers(gloves_only, [strips], "The lab is on its last vial of the Hydrion strips.")

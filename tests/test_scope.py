@@ -450,7 +450,7 @@ def test_the_working_day_is_daytime() -> None:
 
 
 def test_a_noun_carried_by_a_time_is_not_a_further_limit() -> None:
-    """"The weekend outings": the weekend is the limit; the request may call the outing a
+    """ "The weekend outings": the weekend is the limit; the request may call the outing a
     club trip. A noun with a person still narrows ("Kevin's parties")."""
     text = "For the weekend outings, by all means. The weekday ones I prefer to decide myself."
     scope = parse_scope(text, TODAY)
