@@ -434,7 +434,10 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     Only what sets an item apart counts ("club treasurer" in two contacts' descriptions
     says nothing about which one the rule means). The rule's own words count twice; the
     turn that proposed it counts once (it often names the exact item: "I sent it to
-    treasurer@club.org. Should that be how we handle ...?").
+    treasurer@club.org. Should that be how we handle ...?"). The proposal's other words
+    describe the first case ("I'll send Harbor Ironworks the copy without the estimate"),
+    not the rule, so they alone never point away from the chosen item: another item
+    counts only as far as the rule's own words or an address it names point at it.
     """
     rule = content_stems(entry.content) - STOPWORDS
     said = set(rule)
@@ -446,15 +449,28 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
 
     raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
 
-    def score(text: str, own: set[str], rest: set[str]) -> int:
+    def score(text: str, own: set[str], rest: set[str]) -> tuple[int, int]:
         unique = own - rest
-        # The person the rule or its proposal sends to, by mailbox or by name ("through
-        # casework@", "send her" after naming Emi), outweighs any shared words.
-        named = (0, 6, 10)[addressed_in(raw, text)]
-        return 2 * len(unique & rule) + len(unique & said) + named
+        # The person the rule sends to, by mailbox or by name ("through casework@", "send
+        # her" after naming Emi), outweighs any shared words; in the rest of the proposal
+        # only an address written out counts ("I sent it to treasurer@club.org. Should that
+        # be how we handle ...?"), a name there is often just the first case's recipient.
+        level = max(
+            addressed_in(entry.content, text, refer=raw),
+            2 if addressed_in(raw, text) == 2 else 0,
+        )
+        named = (0, 6, 10)[level]
+        strong = 2 * len(unique & rule) + named
+        return strong + len(unique & said), strong
 
-    best_other = max((score(o, r, chosen) for o, r in zip(others, rivals, strict=True)), default=0)
-    return score(chosen_text, chosen, shared), best_other
+    best_other = max(
+        (
+            total if strong > 0 else min(total, _CLEAR)
+            for total, strong in (score(o, r, chosen) for o, r in zip(others, rivals, strict=True))
+        ),
+        default=0,
+    )
+    return score(chosen_text, chosen, shared)[0], best_other
 
 
 # A rule picks another item only when it points there clearly: more than one of its own

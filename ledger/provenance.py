@@ -9,6 +9,7 @@ assistant turn ever said makes the gate ask.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,14 +25,23 @@ class ProvenanceResult:
     reason: str
 
 
+# A machine timestamp ("2026-07-26T12:00") in an item's description is not a detail anyone
+# said: its pieces ("00") would be read as words.
+_TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b")
+
+
+def _stems(text: str) -> set[str]:
+    return content_stems(_TIMESTAMP.sub(" ", text))
+
+
 def distinguishing_details(facts: CallFacts) -> set[str]:
     """Stems of the chosen item that its alternatives do not share, minus what the request says."""
     details: set[str] = set()
     for chosen_text, competitors in facts.choice_pairs():
         others: set[str] = set()
         for c in competitors:
-            others |= content_stems(c)
-        details |= content_stems(chosen_text) - others
+            others |= _stems(c)
+        details |= _stems(chosen_text) - others
     return details - content_stems(facts.request)
 
 

@@ -611,3 +611,47 @@ def test_an_entry_below_the_threshold_governs_only_when_it_stands_out() -> None:
     assert alone.relevant(low, TODAY)[0] is reorder  # nothing else comes close
     both = Gate(lambda: [reorder, twin], relevance_threshold=0.25)
     assert both.relevant(low, TODAY)[0] is None  # two as similar: neither stands out
+
+
+def test_the_first_case_named_in_the_proposal_does_not_veto_a_new_one() -> None:
+    """The proposal sent the first scope to Harbor Ironworks; the rule is about the
+    version, so sending the stripped copy to the engineer follows it."""
+    proposal = (
+        "I'll send Harbor Ironworks the copy with your cost estimate stripped out. Should "
+        "that be the version I send whenever a scope leaves the board?"
+    )
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Should that be the version I send whenever a scope leaves the board?",
+        ActionType.send,
+        evidence=[quote("assistant", proposal), quote("user", "Yes, always.", 1)],
+    )
+    engineer = "Marisol Vega structural engineer mvega@cascadia.test"
+    others = ["Harbor Ironworks contractor bids@harbor.test", "Gloria Whitcomb treasurer"]
+    facts = CallFacts(
+        tool="send",
+        args={"to": "mvega@cascadia.test", "document_id": "d1"},
+        request="The stair scope is ready; it goes to Marisol Vega for review.",
+        entity_text=f"{engineer} Stair repair scope (estimate stripped)",
+        recipients=["mvega@cascadia.test", engineer],
+        competing=others,
+        choices=[(engineer, others)],
+    )
+    assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
+    # an address the proposal names is still what the rule points at
+    named = entry(
+        "a2",
+        Status.confirmed,
+        "Should that be how we handle the scopes from now on?",
+        ActionType.send,
+        evidence=[
+            quote(
+                "assistant",
+                "I sent it to bids@harbor.test. "
+                + "Should that be how we handle the scopes from now on?",
+            ),
+            quote("user", "Yes.", 1),
+        ],
+    )
+    assert Gate(lambda: [named]).check(facts, TODAY).decision == Decision.confirm

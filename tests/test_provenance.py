@@ -63,3 +63,15 @@ def test_detail_from_a_user_turn_or_a_confirmed_entry_passes() -> None:
 def test_a_detail_stated_in_the_request_needs_no_history() -> None:
     result = check_provenance(_facts("Order me the paperback of Piranesi"), [], [])
     assert result.ok and result.unsupported == []
+
+
+def test_a_timestamp_in_the_item_is_not_a_detail() -> None:
+    """The invitation's machine time ("...T12:00") is not something only I said."""
+    facts = CallFacts(
+        tool="rsvp",
+        args={"invitation_id": "inv-1", "response": "maybe"},
+        request="rhys's garden party sunday",
+        entity_text="Rhys garden party 2026-07-26T12:00",
+        competing=["Dev curry night 2026-07-17T19:30"],
+    )
+    assert distinguishing_details(facts) == set()
