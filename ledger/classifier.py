@@ -138,13 +138,23 @@ OFFER: tuple[str, ...] = (
 )
 STANDING = (
     *STANDING,
+    "my go to",
+    "your go to",
+    "my first choice",
+    "an automatic",
+    "the rule for",
+    "the rule on",
+    "my rule",
+    "the standard",
+    "as standard",
+    "my standard",
     "in general",
     "as they arrive",
     "as they come",
     "if you ever",
     "how we handle",
     "as a general rule",
-    "the go-to",
+    "the go to",
     "as it arrives",
     "when they arrive",
     "when they come in",
@@ -156,6 +166,14 @@ STANDING = (
 )
 OFFER = (
     *OFFER,
+    "would it help if i",
+    "would it help if",
+    "is that how you",
+    "say the word",
+    "if you'd like",
+    "if you want",
+    "would you like that",
+    "do you want that",
     "how about i",
     "should that be",
     "i accept",
@@ -354,6 +372,9 @@ def kind_of(text: str) -> Kind:
     return Kind.preference
 
 
+_YOU = ("you", "your", "you'd", "you're", "you'll", "you've")
+
+
 def detect_proposal(text: str) -> Proposal | None:
     """Find a standing offer in an assistant turn; None for one-off actions and answers."""
     found: list[str] = []
@@ -363,11 +384,7 @@ def detect_proposal(text: str) -> Proposal | None:
             continue
         offers = has_phrase(norm, OFFER) or norm.startswith(("want ", "should ", "shall "))
         # An offer may sit in the previous sentence: "I can do that. From now on?"
-        if (
-            offers
-            or (found and norm.endswith("?"))
-            or ("?" in sentence and has_phrase(norm, ("you", "your")))
-        ):
+        if offers or (found and norm.endswith("?")) or ("?" in sentence and has_phrase(norm, _YOU)):
             found.append(sentence)
     if not found:
         return None

@@ -267,6 +267,15 @@ def test_a_detail_from_the_accepted_proposal_turn_is_grounded() -> None:
         "you mean this one?",
         "I accepted Monday at 10. When firms send you a choice like this, should I just grab "
         "the earliest slot you're free for?",
+        "I'll say yes to Tom's barbecue. Say the word and I'll treat his cookouts as an "
+        "automatic yes.",
+        "I picked the recycled paper. Would you like that to be the rule for office supplies?",
+        "I'll forward it to Sam. Is that how you'd like receipts handled from now on?",
+        "I replied maybe. Would it help if I made maybe my default answer for the "
+        "neighbourhood meetings?",
+        "I booked the 7am train. Do you want early trains to be my go-to for work trips?",
+        "I went with the refurbished one to save $80. Happy to make refurbished my first "
+        "choice for electronics, if you'd like.",
     ],
 )
 def test_standing_offers_without_from_now_on(turn: str) -> None:
