@@ -942,6 +942,14 @@ _AFFIRM_DIRECTIVE = re.compile(
     r"make (?:that|it|this) (?:the|a|my|your|our) (?:default|rule|standard|habit|thing|go-to|norm)|"
     r"keep doing (?:that|it|this))\b"
 )
+# An imperative on the whole class the proposal named: "Turn them all down.", "Order them
+# whenever.", "Send those straight over." (not "send them to me first").
+_ALL_OF_THEM = re.compile(
+    r"(?:^|[.!;]\s*)(?:just |please |so )?(?:turn|decline|skip|refuse|accept|order|buy|get|"
+    r"reorder|send|forward|file|rsvp|answer|reply to)\w* (?:them|those|these|'em|all of them|"
+    r"the lot)(?: all)?(?: down| straight (?:over|through|to \w+)| over| on| through)?"
+    r"(?: (?:every time|always|from now on|whenever|as they come))?\s*(?:[.!;]|$)"
+)
 _WOULD_BE_GOOD = re.compile(
     r"\b(?:that|it|this)(?:'d| would| will|'ll)(?: honestly| really| actually)? "
     r"(?:be|help|save)\b(?! (?:a problem|annoying|too|so weird|weird|awkward|creepy|a nightmare))"
@@ -1140,11 +1148,26 @@ def _one_off_part(assistant: str, proposal: Proposal) -> str:
     return " ".join(s for s in sentences(assistant) if s not in proposal.text)
 
 
+# Negations that take the user out of the loop, or cancel each other, agree: "no need to
+# loop me in", "no reason to ever get the small one", "I'd never say no to Marta".
+_AFFIRMING_NEGATION = re.compile(
+    r"\b(?:no need to|don't need to|needn't|never need to|no point(?: in)?|don't have to|"
+    r"never have to|no reason to(?: \w+){0,2}?)\s+(?:ask|check|loop|run|bother|consult|clear|confirm|"
+    r"ping|wait|get the|buy the|order the|pick the)\w*(?: (?:it|them|those|these|that))?"
+    r"(?: (?:me|us|with me|with us|by me|past me|me in|for me|on me))?"
+    r"(?: (?:on|about|for|with) (?:those|these|them|it|that|any of (?:them|those|these)))?|"
+    r"\b(?:never|can't|cannot|couldn't|wouldn't|won't) (?:ever )?say no\b|"
+    r"\bno reason not to\b|\bno-?brainer\b",
+    re.IGNORECASE,
+)
+
+
 def classify_reply(assistant: str, user: str) -> Classification:
     """Label how `user` treats a standing proposal in `assistant` (see the Act enum)."""
     proposal = detect_proposal(assistant)
     if proposal is None:
         return Classification(Act.no_proposal)
+    user = _AFFIRMING_NEGATION.sub("fine", user)
     norm = normalize(user)
     user_sents = sentences(user) or [user]
     head = normalize(" ".join(user_sents[:2]))
@@ -1184,7 +1207,11 @@ def classify_reply(assistant: str, user: str) -> Classification:
     question = norm.rstrip().endswith("?")
 
     # 1. a new subject, with nothing said about the proposal
-    affirm = _AFFIRM_DIRECTIVE.search(unnegated) or _ACCEPT_EXTRA.search(unnegated)
+    affirm = (
+        _AFFIRM_DIRECTIVE.search(unnegated)
+        or _ACCEPT_EXTRA.search(unnegated)
+        or _ALL_OF_THEM.search(norm)
+    )
     # Does the reply share a topic word with the proposal turn? A question or an anecdote
     # on another subject ("What year did the bridge open? My dad always claimed ...") does
     # not, whatever words of time it uses.
@@ -1252,6 +1279,7 @@ def classify_reply(assistant: str, user: str) -> Classification:
             directive
             and (standing or negated or reject_cue)
             and not (yes and not negated and _restates(directive, proposal.text))
+            and not _MAKE_IT_SO.search(normalize(directive))
         ):
             return Classification(Act.revise, revision=directive, proposal=proposal)
 
@@ -1314,13 +1342,22 @@ def classify_reply(assistant: str, user: str) -> Classification:
     return Classification(Act.no_uptake, proposal=proposal)
 
 
+# Making the proposal itself standing: "Make it standard.", "Make that the rule."
+_MAKE_IT_SO = re.compile(
+    r"^(?:\w+ ){0,3}?make (?:it|that|this|them|those) (?:\w+ ){0,2}(?:standing|standard|default|"
+    r"routine|rule|practice|policy|habit|norm|permanent|official)[.!]*$"
+)
 _WH_START = re.compile(r"^(?:what|how|who|where|why|which|is there|are there|can you|could you)\b")
 _ACK_WORD = re.compile(
     r"\b(?:yes|yeah|yep|yup|sure|ok|okay|fine|absolutely|definitely|agreed|deal|once)\b"
 )
 _APPROVING = re.compile(
     r"^(?:do|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
-    r"gladly)(?:$|[.!,])|"
+    r"gladly|go on|be my guest|fair enough|perfect sense)(?:$|[.!,])|"
+    r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
+    r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"
+    r"easy (?:call|one|decision)|makes (?:total |perfect |good )?sense|you've got it|"
+    r"you got it|by all means|bin (?:them|those|it)|be my guest)\b|"
     # ends on the rule made standing: "Always.", "Every single time, please.", "Short
     # version from now on.", "Greg first, every time."
     r"(?:^|[.!?,]\s*|\w+ )(?:always|every (?:single )?time|each time|from (?:now|here) on|"

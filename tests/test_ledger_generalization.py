@@ -151,10 +151,39 @@ PROPOSAL = (
         "Quite right.",
         "Redacted for residents, every time.",
         "That would suit me.",
+        "You read my mind.",
+        "Couldn't agree more.",
+        "Makes sense to me.",
+        "Make it standard.",
+        "No need to run those by me.",
+        "I'd never say no to that anyway.",
+        "Send them straight over.",
     ],
 )
 def test_approving_remarks_accept(reply: str) -> None:
     assert classify_reply(PROPOSAL, reply).act is Act.accept
+
+
+DECLINE = "I declined the vendor webinar. Shall I turn down these sales webinars automatically?"
+
+
+@pytest.mark.parametrize(
+    ("reply", "act"),
+    [
+        ("Those are a waste of an hour. Turn them all down.", Act.accept),
+        ("Nothing I'd attend. No need to check with me on those.", Act.accept),
+        # a refusal stays one
+        ("No need, thanks.", Act.reject),
+        ("No, I'd rather see each one.", Act.reject),
+        ("Send them to me first.", None),
+    ],
+)
+def test_negations_that_agree_and_ones_that_refuse(reply: str, act: Act | None) -> None:
+    got = classify_reply(DECLINE, reply).act
+    if act is None:
+        assert got is not Act.accept
+    else:
+        assert got is act
 
 
 @pytest.mark.parametrize(
