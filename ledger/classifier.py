@@ -1285,6 +1285,11 @@ def classify_reply(assistant: str, user: str) -> Classification:
 
     # 3. scoped: accepted within a restriction
     restriction, tied = _restriction(user, proposal.text)
+    if restriction and _REMARK.search(normalize(restriction)):
+        # A reason or a description given with the yes limits nothing; a limit may still
+        # stand elsewhere in the reply ("Only weekends. Weekdays I'm at work anyway.").
+        rest = user.replace(restriction, " ")
+        restriction, tied = _restriction(rest, proposal.text) if rest.strip() else (None, False)
     if restriction and not one_off:
         opens_with_limit = (
             _sentence_starts(user, RESTRICT)
@@ -1342,6 +1347,16 @@ def classify_reply(assistant: str, user: str) -> Classification:
     return Classification(Act.no_uptake, proposal=proposal)
 
 
+# A clause that gives a reason or describes, rather than limits: "I'm always free on those
+# evenings anyway", "for the reasons you gave", "that's for the best with three of us",
+# "her events are the only ones I never miss", "with the usual note to her".
+_REMARK = re.compile(
+    r"\b(?:anyway|anyhow|in any case|either way|as it is|as it happens)\b|"
+    r"\bfor (?:the reasons?|that reason|good reason|the best|what it's worth|the record)\b|"
+    r"\bthe only (?:ones?|things?|people|person|place|time) (?:i|we|she|he|they|you)\b|"
+    r"\bwith (?:the|a|my|our|your) (?:usual |same |short |little )?(?:note|message|thanks|"
+    r"apology|apologies|regards|greeting|cover note|line)\b"
+)
 # Making the proposal itself standing: "Make it standard.", "Make that the rule."
 _MAKE_IT_SO = re.compile(
     r"^(?:\w+ ){0,3}?make (?:it|that|this|them|those) (?:\w+ ){0,2}(?:standing|standard|default|"

@@ -467,3 +467,29 @@ def test_a_meaning_similarity_picks_which_entry_an_instruction_revises(
             revised[name] = [e.content for e in store.all() if e.status is Status.revised]
     assert revised["meaning"] == ["Should I default to the one-pager from now on?"]
     assert len(revised["words"]) == 1  # topic words alone also find one entry to revise
+
+
+MARTA = (
+    "I'll RSVP yes to Marta's open house. Want me to say yes to her studio events from now "
+    "on whenever you're free?"
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Yes, Marta's events are the only ones I never miss.",
+        "Of course, for the reasons you gave.",
+        "Do it, with the usual note to her.",
+        "Please do, I'm always free on those evenings anyway.",
+        "Yes, that's for the best with the two of us so busy.",
+    ],
+)
+def test_a_reason_or_description_beside_a_yes_is_not_a_limit(reply: str) -> None:
+    assert classify_reply(MARTA, reply).act is Act.accept
+
+
+def test_a_limit_stands_beside_a_reason() -> None:
+    reply = "Only the weekend ones. Weekdays I'm stuck at work anyway."
+    got = classify_reply(MARTA, reply)
+    assert got.act is Act.scoped and got.scope is not None and "weekend" in got.scope
