@@ -1273,9 +1273,23 @@ class ReferencePolicy:
 
     def _send(self, inp: AgentInput, seen: Seen, rule: Rule | None, n: int) -> ToolCall | None:
         text = rule.words if rule else None
-        doc = choose(seen.documents, inp.request, text, document_text)
         standing = f"{core_text(rule)} {rule.follow}" if rule else ""
         contact = choose_recipient(seen.contacts, inp.request, text, standing)
+        if not seen.documents:
+            # Nothing to attach: a message, its content the user's news ("the sink drains
+            # slowly", "I can't make Sunday's game").
+            if contact is None or (rule is not None and not covers(rule, [inp.request])):
+                return None
+            return ToolCall(
+                f"call_{n}",
+                "send",
+                {
+                    "to": contact["email"],
+                    "subject": _subject(inp.request),
+                    "body": f"Hi {contact.get('name', '')}, {inp.request.strip()}",
+                },
+            )
+        doc = choose(seen.documents, inp.request, text, document_text)
         if doc is None or contact is None:
             return None
         if rule is not None:
@@ -1339,8 +1353,16 @@ class ReferencePolicy:
         return f"I'll check with you first, as {said}. {what}"
 
 
+def _subject(request: str) -> str:
+    first = sentences(request)[0] if sentences(request) else request
+    return first.strip().rstrip(".!?")[:80]
+
+
 def choose_domain(request: str, seen: Seen) -> ActionType:
-    """The kind of action: what the world holds for this request, then the request's words."""
+    """The kind of action: what the world holds for this request, then the request's words.
+
+    With no invitation, product or document to act on, the one thing left to do is a
+    message (letting someone know)."""
     want = term_set(request, _ACTION_NOISE)
     pools = {
         ActionType.rsvp: [invitation_text(i) for i in seen.invitations],
@@ -1348,6 +1370,8 @@ def choose_domain(request: str, seen: Seen) -> ActionType:
         ActionType.send: [document_text(d) for d in seen.documents],
     }
     present = [a for a, texts in pools.items() if texts]
+    if not present:
+        return ActionType.send
     if len(present) == 1:
         return present[0]
     cue = action_type_of(request)

@@ -1368,7 +1368,8 @@ _ACK_WORD = re.compile(
 )
 _APPROVING = re.compile(
     r"^(?:do|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
-    r"gladly|go on|be my guest|fair enough|perfect sense)(?:$|[.!,])|"
+    r"gladly|go on|be my guest|fair enough|perfect sense|(?:much|far|way|so much) better)"
+    r"(?:$|[.!,])|"
     r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
     r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"
     r"easy (?:call|one|decision)|makes (?:total |perfect |good )?sense|you've got it|"

@@ -348,6 +348,14 @@ _ROUTED_TO = re.compile(
     r"([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*|him|her|them)\b"
 )
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][\w'-]*")
+_NOT_TO = re.compile(
+    r"\b(?:rather than|instead of|not|never|except)\s+(?:to\s+|via\s+|through\s+)?"
+    r"(?:[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*|[\w.+-]+@[\w.-]+)"
+)
+_THERE = re.compile(
+    r"\b(?:send|sent|route|routed|forward|forwarded|go|goes|file)\w* "
+    r"(?:\w+ ){0,3}?there\b"
+)
 _MAILBOX = re.compile(r"([\w.+-]+)@(?:[\w-]+(?:\.[\w-]+)+)?")
 
 
@@ -358,6 +366,8 @@ def addressees(text: str, refer: str = "") -> tuple[set[str], set[str]]:
     ("through casework@"); names from "to / through / send <Name>", and for "send her"
     the names mentioned at all in `refer` (the whole turn; default: the text itself).
     """
+    # "rather than to Arlene", "not to Beatrice": the one it no longer goes to.
+    text = _NOT_TO.sub(" ", text)
     mailboxes = {m.group(1).lower() for m in _MAILBOX.finditer(text)}
     names: set[str] = set()
     pronoun = False
@@ -367,6 +377,9 @@ def addressees(text: str, refer: str = "") -> tuple[set[str], set[str]]:
             pronoun = True
             continue
         names |= {w.lower().removesuffix("'s") for w in target.split()}
+    if _THERE.search(text) and not mailboxes and refer:
+        # "route repair reports there": where the turn said it sent the first one
+        mailboxes = {m.group(1).lower() for m in _MAILBOX.finditer(_NOT_TO.sub(" ", refer))}
     if pronoun and not names:
         names = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(refer or text)}
     return names, mailboxes

@@ -493,3 +493,17 @@ def test_a_limit_stands_beside_a_reason() -> None:
     reply = "Only the weekend ones. Weekdays I'm stuck at work anyway."
     got = classify_reply(MARTA, reply)
     assert got.act is Act.scoped and got.scope is not None and "weekend" in got.scope
+
+
+def test_whom_a_rule_sends_to_leaves_out_the_one_it_replaces() -> None:
+    from ledger.text import addressees
+
+    standing = "Shall I route repair reports there from now on rather than to Arlene?"
+    turn = "I'll send it to the desk at repairs@crest.test. " + standing
+    names, mailboxes = addressees(standing, refer=turn)
+    assert "arlene" not in names
+    assert mailboxes == {"repairs"}  # "there": where the turn sent the first one
+    names, _ = addressees(
+        "Would you like me to send her each statement?", refer="I sent it to Emi."
+    )
+    assert names == {"emi"}

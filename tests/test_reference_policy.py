@@ -618,3 +618,61 @@ def test_a_rule_with_an_open_object_covers_any_item_in_its_situation() -> None:
         ("2026-01-01", "s1", 1),
     )
     assert not covers(gloves_only, [strips], "The lab is on its last vial of the Hydrion strips.")
+
+
+# -- a message with nothing to attach: "let them know" ------------------------------------
+
+REPAIR_PROPOSAL = (
+    "I'll send it to the maintenance desk at repairs@crestpm.test; they dispatch the crews. "
+    "Shall I route repair reports there from now on rather than to Arlene?"
+)
+
+
+def repair_episode(reply: str, follow_up: str) -> list[Turn]:
+    return _session(
+        EPISODE,
+        "s1",
+        ("user", "The garage gate is sticking again. Please report it to the management company."),
+        ("assistant", REPAIR_PROPOSAL),
+        ("user", reply),
+        ("assistant", follow_up),
+    )
+
+
+def repair_world() -> World:
+    return World.model_validate(
+        {
+            "contacts": [
+                {"name": "Arlene Bishop", "email": "arlene@crestpm.test", "relation": "manager"},
+                {
+                    "name": "Crest maintenance desk",
+                    "email": "repairs@crestpm.test",
+                    "relation": "repairs",
+                },
+            ]
+        }
+    )
+
+
+REPAIR_REQUEST = (
+    "The kitchen sink drains slowly and gurgles. Please let the management company know."
+)
+
+
+@pytest.mark.parametrize("gl", [False, True])
+def test_a_message_goes_where_the_rule_routes_it(tmp_path: Path, gl: bool) -> None:
+    """No document to attach: the message carries the user's news, and it goes to the desk
+    the rule routes to, not to the one it replaced ("rather than to Arlene")."""
+    accepted = repair_episode(
+        "Much better, Arlene is never at her desk.", "Repairs go to the desk."
+    )
+    result = _agent(tmp_path, gl, accepted).respond(REPAIR_REQUEST, PROBE, world=repair_world())
+    assert _calls(result) == [("send", {"to": "repairs@crestpm.test"})]
+    assert "sink" in result.executed[0]["args"]["body"]
+
+
+def test_a_message_nobody_agreed_to_is_asked_about(tmp_path: Path) -> None:
+    ignored = repair_episode("What's a good fern for a north window?", "A Boston fern does well.")
+    result = _agent(tmp_path, True, ignored).respond(REPAIR_REQUEST, PROBE, world=repair_world())
+    assert result.executed == []
+    assert reply_asks(result.reply)
