@@ -5,9 +5,11 @@ The factory the CLI, the TUI, replay and tests share.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from agent.context import AgentInput, ToolStep
@@ -176,6 +178,34 @@ class Agent:
             recalled=rt.recalled,
             ledger_ids=[a.id for a in self.store.all()] if self.settings.gl else [],
         )
+
+    # -- lifetime -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release what the agent opened: the ledger, the memory's Chroma client, the model cache.
+
+        Idempotent. Each is released even when another fails (the error is raised after the
+        rest are released). The agent cannot answer or remember afterwards.
+        """
+        with ExitStack() as release:  # runs every callback, last registered first
+            release.callback(self.store.close)
+            close_client = getattr(self.memory.client, "close", None)
+            if close_client is not None:
+                # Chroma keeps one system (its SQLite files) per path until its last client closes.
+                release.callback(close_client)
+            if isinstance(self.policy, LLMAgentPolicy) and self.policy.llm.cache is not None:
+                release.callback(self.policy.llm.cache.close)
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 def build_agent(

@@ -102,8 +102,7 @@ class ChatSession:
                 start = self.today or date.today()
                 self._save({"session_no": 1, "session_date": start.isoformat(), "turns": []})
         except BaseException:
-            self.agent.store.close()
-            self._conn.close()
+            self.release()
             raise
         backup_ledger(self.agent.store, self.home)
 
@@ -210,12 +209,19 @@ class ChatSession:
             events = self.new_session(0) if self.turns() else []
             backup_ledger(self.agent.store, self.home)
         finally:
-            self.agent.store.close()
-            self._conn.close()
-            release = getattr(self.agent.memory.client, "close", None)
-            if release is not None:
-                release()  # Chroma keeps one system per path until its last client closes
+            self.release()
         return events
+
+    def release(self) -> None:
+        """Close the agent's files and the checkpoint without ending the session (idempotent).
+
+        What a process that stops without `close` leaves: the turns stay in the checkpoint,
+        and the next start resumes the session.
+        """
+        try:
+            self.agent.close()
+        finally:
+            self._conn.close()
 
     def set_gl(self, on: bool) -> None:
         self.agent.settings.gl = on
@@ -223,14 +229,18 @@ class ChatSession:
     def set_memory(self, mode: str) -> None:
         from agent.memory import open_memory
 
+        old = self.agent.memory
         self.agent.settings.memory = mode  # type: ignore[assignment]
         self.agent.memory = open_memory(
             mode,
             data_dir=self.home,
             chroma_url=self.settings.chroma_url,
             namespace=self.settings.profile,
-            embedder=self.agent.memory.embedder,
+            embedder=old.embedder,
         )
+        release = getattr(old.client, "close", None)
+        if release is not None:
+            release()  # after the new client opened: a shared Chroma system stays up
 
     def ledger(self) -> list[Arrangement]:
         return self.agent.ledger()

@@ -447,8 +447,10 @@ def run_case(
                 ledger = _related_entries(setup.probe, agent.ledger()) if gl else ()
                 sides[gl] = _judged(setup.probe, result, gl, ledger)
             finally:
-                agent.store.close()
-                agent.memory.drop()  # a Chroma server outlives the temp dir
+                try:
+                    agent.memory.drop()  # a Chroma server outlives the temp dir
+                finally:
+                    agent.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return DemoResult(

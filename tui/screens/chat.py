@@ -482,7 +482,7 @@ class ChatScreen(Screen[None]):
 
         settings = old.settings.model_copy(update={"model": model})
         new = ChatSession(settings, home=old.home, today=self.today)
-        old.agent.store.close()
+        old.release()
         return self.SessionReady(new, Snapshot.of(new), [], reason="model")
 
     def _ledger_change(self, s: ChatSession, name: str, entry_id: str) -> Message:
