@@ -100,6 +100,9 @@ class FakeLLM:
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(data)))
+                    # No keep-alive: litellm caches a client per server, and a kept
+                    # connection would hold a socket on each side after the test.
+                    self.send_header("Connection", "close")
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):

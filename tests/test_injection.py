@@ -84,11 +84,12 @@ def fake() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture
-def agent(tmp_path: Path, fake: FakeLLM) -> Agent:
+def agent(tmp_path: Path, fake: FakeLLM) -> Iterator[Agent]:
     settings = load_settings(
         {"model": "openai/fake", "api_base": fake.url, "api_key": "sk-local", "memory": "none"}
     )
-    return build_agent(settings, tmp_path / "agent")
+    with build_agent(settings, tmp_path / "agent") as agent:
+        yield agent
 
 
 def test_the_table_has_at_least_twenty_inputs() -> None:

@@ -331,7 +331,7 @@ async def test_a_resumed_session_shows_its_turns(
 
     first = ChatSession(settings(), today=DAY1)
     first.send("Hello there")
-    first.agent.store.close()  # the process "died" without ending the session
+    first.release()  # the process "died" without ending the session
     app = run_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
