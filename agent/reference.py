@@ -18,6 +18,7 @@ tool results, never anything evaluation-only.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -732,9 +733,46 @@ def choose(
             pool = _superlative_pick(rule, pool)
         if len(pool) > 1:
             pool = best_by(pool, fit) or pool
+        if len(pool) > 1:
+            # Two words of the rule in a row ("the Sony Store") tell apart items that share
+            # each word on its own ("Sony Europe warranty, pickup in store").
+            pool = best_by(pool, lambda i: _pairs_shared(rule, text_of(i))) or pool
+    if len(pool) > 1:
+        pool = _plain_unit(pool, request, text_of)
     if len(pool) > 1 and _RECENT.search(normalize(request)):
         pool = _newest(pool, text_of)
     return pool[0] if len(pool) == 1 else None
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    found = terms(text)
+    return set(itertools.pairwise(found))
+
+
+def _pairs_shared(rule: str, text: str) -> int:
+    return len(_pairs(rule) & _pairs(text))
+
+
+_MULTI = re.compile(r"\b(?:pair|pack|set|bundle|multipack|twin ?pack|\d+ ?-?pack|case of)\b")
+_OLDER = re.compile(
+    r"\b(?:previous|older|last year's|prior) (?:edition|model|generation|version)\b"
+)
+
+
+def _plain_unit(
+    items: list[dict[str, Any]], request: str, text_of: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """Among items the request and the rule cannot tell apart, the one a plain request
+    means: a single unit rather than a pair or pack, the current edition rather than the
+    previous one, unless the request says otherwise."""
+    norm = normalize(request)
+    if not _MULTI.search(norm) and (stated_quantity(request) or 1) == 1:
+        single = [i for i in items if not _MULTI.search(normalize(text_of(i)))]
+        items = single or items
+    if len(items) > 1 and not _OLDER.search(norm):
+        current = [i for i in items if not _OLDER.search(normalize(text_of(i)))]
+        items = current or items
+    return items
 
 
 _RECENT = re.compile(r"\b(?:sent|came|come in|arrived|just|new|latest|last week|recent\w*|got)\b")

@@ -138,6 +138,10 @@ OFFER: tuple[str, ...] = (
 )
 STANDING = (
     *STANDING,
+    "unless i say otherwise",
+    "unless i tell you otherwise",
+    "unless i say so",
+    "unless i ask",
     "my go to",
     "your go to",
     "my first choice",
@@ -422,7 +426,10 @@ _USER_RULE_ACTION = re.compile(
 
 # "I never know if I'll make those", "we always end up late": the user describing a habit
 # of their own, not telling the assistant what to do.
-_SELF_HABIT = re.compile(r"\b(?:i|we|he|she|they)(?: \w+)? (?:always|never)\b(?!.*\byou\b)")
+_SELF_HABIT = re.compile(
+    r"\b(?:i|we|he|she|they|(?:my|his|her|their|our) \w+(?: \w+)?)(?: \w+)? (?:always|never)\b"
+    r"(?!.*\byou\b)"
+)
 
 
 def detect_user_rule(text: str) -> str | None:
@@ -1174,7 +1181,11 @@ def classify_reply(assistant: str, user: str) -> Classification:
     task_part = _one_off_part(assistant, proposal)
     has_task = len(content_stems(task_part)) >= 3
 
-    standing = bool(has_phrase(norm, STANDING) or has_phrase(norm, ("routine", "the rule")))
+    # Someone's habit ("my uncle always said it") is not the rule made standing.
+    habitless = _SELF_HABIT.sub(" ", norm)
+    standing = bool(
+        has_phrase(habitless, STANDING) or has_phrase(habitless, ("routine", "the rule"))
+    )
     # Affirming or standing phrases under a negation ("never do that", "don't make it a
     # rule") affirm nothing.
     unnegated = re.sub(r"\b(?:never|don't|do not|doesn't|not|no need to)\b[^.,;!?]*", " ", norm)
@@ -1245,8 +1256,16 @@ def classify_reply(assistant: str, user: str) -> Classification:
     asks_other = not topical and (
         first_q.endswith("?") or (len(user_sents) == 1 and _WH_START.match(first_q) is not None)
     )
+    # A rhetorical question before an approval ("Thirty quid saved? Every single time,
+    # please.") is not a new subject.
+    approves_after = any(_APPROVING.search(normalize(t)) for t in user_sents[1:])
     if asks_other and not (
-        yes or negated or reaction or _ACK_WORD.match(first_q) or _refers_to_task(task_part, user)
+        yes
+        or negated
+        or reaction
+        or approves_after
+        or _ACK_WORD.match(first_q)
+        or _refers_to_task(task_part, user)
     ):
         return Classification(Act.no_uptake, proposal=proposal)
     unrelated = not (
@@ -1285,7 +1304,11 @@ def classify_reply(assistant: str, user: str) -> Classification:
 
     # 3. scoped: accepted within a restriction
     restriction, tied = _restriction(user, proposal.text)
-    if restriction and _REMARK.search(normalize(restriction)):
+    if restriction and (
+        _REMARK.search(normalize(restriction))
+        or _asked(restriction, user)
+        or _STANDING_ONLY.match(normalize(restriction))
+    ):
         # A reason or a description given with the yes limits nothing; a limit may still
         # stand elsewhere in the reply ("Only weekends. Weekdays I'm at work anyway.").
         rest = user.replace(restriction, " ")
@@ -1345,6 +1368,20 @@ def classify_reply(assistant: str, user: str) -> Classification:
     if _refers_to_task(task_part, user):
         return Classification(Act.implicit, proposal=proposal)
     return Classification(Act.no_uptake, proposal=proposal)
+
+
+# "Every single time": how often, not which cases.
+_STANDING_ONLY = re.compile(
+    r"^(?:and |but )?(?:every (?:single )?time|each time|always|from (?:now|here) on|going "
+    r"forward|by default|as a rule|without fail|across the board)[.!]*$"
+)
+
+
+def _asked(clause: str, reply: str) -> bool:
+    """Is the clause a question ("Thirty quid saved?")? A question limits nothing."""
+    at = reply.find(clause)
+    rest = reply[at + len(clause) :].lstrip() if at >= 0 else ""
+    return clause.rstrip().endswith("?") or rest.startswith("?")
 
 
 # A clause that gives a reason or describes, rather than limits: "I'm always free on those

@@ -507,3 +507,30 @@ def test_whom_a_rule_sends_to_leaves_out_the_one_it_replaces() -> None:
         "Would you like me to send her each statement?", refer="I sent it to Emi."
     )
     assert names == {"emi"}
+
+
+TUBES = (
+    "I'll order the current-production 12AU7 for $16 instead of the NOS one at $38. Want me "
+    "to go with current production whenever there's a choice between that and NOS?"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "act"),
+    [
+        (
+            "The NOS prices have gotten ridiculous. Current production unless I say otherwise.",
+            Act.accept,
+        ),
+        ("Thirty quid saved? Every single time, please.", Act.accept),
+        # someone's habit sharing a topic word is not an acceptance
+        ("What does NOS stand for? My uncle always said it.", None),
+        ("My dad always bought NOS tubes.", None),
+    ],
+)
+def test_rhetorical_questions_habits_and_how_often(reply: str, act: Act | None) -> None:
+    got = classify_reply(TUBES, reply).act
+    if act is None:
+        assert got is not Act.accept and got is not Act.scoped
+    else:
+        assert got is act

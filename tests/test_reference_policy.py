@@ -676,3 +676,37 @@ def test_a_message_nobody_agreed_to_is_asked_about(tmp_path: Path) -> None:
     result = _agent(tmp_path, True, ignored).respond(REPAIR_REQUEST, PROBE, world=repair_world())
     assert result.executed == []
     assert reply_asks(result.reply)
+
+
+def test_choosing_among_items_the_rule_cannot_tell_apart_word_by_word() -> None:
+    """Two words of the rule in a row pick the listing ("the Sony Store" against "pickup in
+    store"); a plain request means one unit, and the current edition."""
+    from agent.reference import choose, product_text
+
+    lenses = [
+        {"id": "store", "title": "FE 35mm GM (Sony Store)", "attributes": {"seller": "Sony Store"}},
+        {
+            "id": "shop",
+            "title": "FE 35mm GM (Fotoshop)",
+            "attributes": {"seller": "Fotoshop", "warranty": "Sony Europe", "pickup": "in store"},
+        },
+    ]
+    rule = "I'll get it from the Sony Store. Always go with the Sony Store for camera gear?"
+    picked = choose(lenses, "Order the FE 35mm GM.", rule, product_text)
+    assert picked is not None and picked["id"] == "store"
+    tubes = [
+        {"id": "one", "title": "JJ 6V6S (current production)", "attributes": {}},
+        {"id": "pair", "title": "JJ 6V6S matched pair (current production)", "attributes": {}},
+    ]
+    rule = "Want me to go with current production whenever there's a choice?"
+    picked = choose(tubes, "The 6V6 gave out. Can you get me a replacement?", rule, product_text)
+    assert picked is not None and picked["id"] == "one"
+    picked = choose(tubes, "Order a matched pair of the 6V6S.", rule, product_text)
+    assert picked is not None and picked["id"] == "pair"
+    books = [
+        {"id": "cur", "title": "Learning the Law, current edition (used, very good)"},
+        {"id": "prev", "title": "Learning the Law, previous edition (used, very good)"},
+    ]
+    rule = "Want me to always go for a very good secondhand copy of law books?"
+    picked = choose(books, "Order me Learning the Law.", rule, product_text)
+    assert picked is not None and picked["id"] == "cur"
