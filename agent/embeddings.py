@@ -24,6 +24,8 @@ import hashlib
 import importlib.util
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -60,7 +62,13 @@ EMBEDDING_FUNCTION_NAME = "grounding-minilm-int8"
 EMBEDDING_DIM = 384
 MAX_LENGTH = 256
 BATCH_SIZE = 64
+# Threads of the session for large batches. Smaller inputs run on one thread: for a few
+# sentences a second thread costs more in hand-offs than it saves (measured on 2 cores:
+# a 80-token sentence takes about 28 ms on one thread, 50 ms on two), and the vectors
+# are the same bit for bit either way.
 INTRA_OP_THREADS = 2
+PARALLEL_MIN_TOKENS = 1024  # padded tokens in one inference run
+SINGLE_THREAD_BATCH = 8  # texts per run on one thread
 CACHE_MAXSIZE = 32_768  # about 50 MB of float32 vectors
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -160,18 +168,37 @@ def verify_model_files() -> tuple[Path, Path]:
 
 @dataclass(frozen=True)
 class _Runtime:
-    session: onnxruntime.InferenceSession
+    session: onnxruntime.InferenceSession  # one intra-op thread: small inputs
     tokenizer: Tokenizer
     input_names: frozenset[str]
     pad_id: int
+    model: Path
 
 
 _runtime_lock = threading.Lock()
 _runtime_instance: _Runtime | None = None
+_parallel_instance: onnxruntime.InferenceSession | None = None
+
+
+def _session(model: Path, threads: int) -> onnxruntime.InferenceSession:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    if threads > 1:
+        # Idle pool threads sleep instead of spinning: a spinning pool burns the core
+        # the caller's other work (or another process) needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    return ort.InferenceSession(
+        str(model), sess_options=options, providers=["CPUExecutionProvider"]
+    )
 
 
 def _runtime() -> _Runtime:
-    """The process-wide inference session and tokenizer, created on first use."""
+    """The process-wide tokenizer and one-thread session, created on first use."""
     global _runtime_instance
     if _runtime_instance is not None:
         return _runtime_instance
@@ -179,7 +206,6 @@ def _runtime() -> _Runtime:
         if _runtime_instance is not None:
             return _runtime_instance
         model, tokenizer_file = verify_model_files()
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(tokenizer_file))
@@ -187,22 +213,26 @@ def _runtime() -> _Runtime:
         # Padding is done per batch in MiniLMEmbedder.encode, to the longest
         # input of the batch (Chroma's default pads everything to 256 tokens).
         tokenizer.no_padding()
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = INTRA_OP_THREADS
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        session = ort.InferenceSession(
-            str(model), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        session = _session(model, 1)
         _runtime_instance = _Runtime(
             session=session,
             tokenizer=tokenizer,
             input_names=frozenset(i.name for i in session.get_inputs()),
             pad_id=tokenizer.token_to_id("[PAD]") or 0,
+            model=model,
         )
         return _runtime_instance
+
+
+def _parallel_session(runtime: _Runtime) -> onnxruntime.InferenceSession:
+    """The process-wide session with INTRA_OP_THREADS threads, for large batches only."""
+    global _parallel_instance
+    if _parallel_instance is not None:
+        return _parallel_instance
+    with _runtime_lock:
+        if _parallel_instance is None:
+            _parallel_instance = _session(runtime.model, INTRA_OP_THREADS)
+        return _parallel_instance
 
 
 # -- the embedding cache (one per process) ------------------------------------
@@ -225,6 +255,7 @@ class _EmbeddingCache:
         self.hits = 0
         self.misses = 0
         self._data: OrderedDict[str, FloatArray] = OrderedDict()
+        self._pending: dict[str, threading.Event] = {}  # text -> set once it is embedded
         self._lock = threading.Lock()
 
     def get_many(self, texts: list[str]) -> list[FloatArray | None]:
@@ -240,6 +271,38 @@ class _EmbeddingCache:
                 found.append(vector)
             return found
 
+    def peek_many(self, texts: list[str]) -> list[FloatArray | None]:
+        """Like `get_many`, without counting hits or misses."""
+        with self._lock:
+            return [self._data.get(text) for text in texts]
+
+    def claim(self, texts: list[str]) -> tuple[list[str], threading.Event, list[threading.Event]]:
+        """Split uncached `texts` between this caller and the threads already embedding some.
+
+        Returns the texts the caller is to embed (in flight until `release` with the
+        returned event) and the events of the texts another thread is embedding.
+        """
+        mine: list[str] = []
+        waits: list[threading.Event] = []
+        done = threading.Event()
+        with self._lock:
+            for text in texts:
+                pending = self._pending.get(text)
+                if pending is not None:
+                    waits.append(pending)
+                elif text not in self._data:
+                    self._pending[text] = done
+                    mine.append(text)
+        return mine, done, waits
+
+    def release(self, texts: list[str], done: threading.Event) -> None:
+        """`texts` are no longer in flight (their vectors are cached, or embedding failed)."""
+        with self._lock:
+            for text in texts:
+                if self._pending.get(text) is done:
+                    del self._pending[text]
+        done.set()
+
     def put_many(self, items: dict[str, FloatArray]) -> None:
         with self._lock:
             for text, vector in items.items():
@@ -247,6 +310,10 @@ class _EmbeddingCache:
                 self._data.move_to_end(text)
             while len(self._data) > self.maxsize:
                 self._data.popitem(last=False)
+
+    def count_misses(self, n: int) -> None:
+        with self._lock:
+            self.misses += n
 
     def info(self) -> CacheInfo:
         with self._lock:
@@ -260,6 +327,19 @@ class _EmbeddingCache:
 
 
 _cache = _EmbeddingCache(CACHE_MAXSIZE)
+
+
+_background_lock = threading.Lock()
+_background_executor: ThreadPoolExecutor | None = None
+
+
+def _background() -> ThreadPoolExecutor:
+    """The process's one prefetch thread (created on first use)."""
+    global _background_executor
+    with _background_lock:
+        if _background_executor is None:
+            _background_executor = ThreadPoolExecutor(1, thread_name_prefix="embed-prefetch")
+        return _background_executor
 
 
 def cache_info() -> CacheInfo:
@@ -303,6 +383,10 @@ class MiniLMEmbedder:
 
     def encode(self, texts: list[str]) -> FloatArray:
         """Embed ``texts`` without the cache: a ``[len(texts), 384]`` float32 array."""
+        return self._encode(texts, parallel=True)
+
+    def _encode(self, texts: list[str], *, parallel: bool) -> FloatArray:
+        """`encode`; with `parallel` False every run stays on one thread."""
         out = np.empty((len(texts), EMBEDDING_DIM), dtype=np.float32)
         if not texts:
             return out
@@ -311,8 +395,14 @@ class MiniLMEmbedder:
         # Sorted by token count, a batch holds similar lengths and padding to
         # its longest input wastes little.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
+        longest_all = len(encodings[order[-1]].ids)
+        parallel = parallel and INTRA_OP_THREADS > 1
+        if parallel and min(len(order), self.batch_size) * longest_all < PARALLEL_MIN_TOKENS:
+            parallel = False  # too little work per run for a second thread to pay
+        # One thread does best on small runs (less padding, matrices that stay in cache).
+        size = self.batch_size if parallel else min(self.batch_size, SINGLE_THREAD_BATCH)
+        for start in range(0, len(order), size):
+            chunk = order[start : start + size]
             longest = max(len(encodings[i].ids) for i in chunk)
             ids = np.full((len(chunk), longest), runtime.pad_id, dtype=np.int64)
             mask = np.zeros((len(chunk), longest), dtype=np.int64)
@@ -320,7 +410,8 @@ class MiniLMEmbedder:
                 n = len(encodings[i].ids)
                 ids[row, :n] = encodings[i].ids
                 mask[row, :n] = 1
-            out[chunk] = self._run(runtime, ids, mask)
+            session = _parallel_session(runtime) if parallel else runtime.session
+            out[chunk] = self._run(runtime, session, ids, mask)
         return out
 
     def embed_arrays(self, texts: list[str]) -> list[FloatArray]:
@@ -330,12 +421,66 @@ class MiniLMEmbedder:
         found = _cache.get_many(texts)
         missing = list(dict.fromkeys(t for t, v in zip(texts, found, strict=True) if v is None))
         if missing:
-            fresh = self.encode(missing)
-            fresh.flags.writeable = False
-            computed = dict(zip(missing, fresh, strict=True))
-            _cache.put_many(computed)
+            computed = self._fill(missing, self.encode)
             found = [computed[t] if v is None else v for t, v in zip(texts, found, strict=True)]
         return [v for v in found if v is not None]
+
+    def _fill(
+        self, texts: list[str], encode: Callable[[list[str]], FloatArray]
+    ) -> dict[str, FloatArray]:
+        """Vectors of uncached `texts`, cached as they are made: embedded here with
+        `encode`, or awaited from the thread already embedding them (a prefetch)."""
+        mine, done, waits = _cache.claim(texts)
+        computed: dict[str, FloatArray] = {}
+        try:
+            if mine:
+                computed = self._encoded(mine, encode)
+        finally:
+            _cache.release(mine, done)
+        for event in waits:
+            event.wait()
+        rest = [t for t in texts if t not in computed]
+        if rest:
+            lost = []  # the other thread failed (its vectors never came) or LRU dropped them
+            for text, vector in zip(rest, _cache.peek_many(rest), strict=True):
+                if vector is None:
+                    lost.append(text)
+                else:
+                    computed[text] = vector
+            if lost:
+                computed.update(self._encoded(lost, encode))
+        return computed
+
+    @staticmethod
+    def _encoded(
+        texts: list[str], encode: Callable[[list[str]], FloatArray]
+    ) -> dict[str, FloatArray]:
+        fresh = encode(texts)
+        fresh.flags.writeable = False
+        computed = dict(zip(texts, fresh, strict=True))
+        _cache.put_many(computed)
+        return computed
+
+    def prefetch(self, texts: Iterable[str]) -> Future[None]:
+        """Start embedding `texts` into the cache on a background thread; returns at once.
+
+        For texts known before they are needed (a replay's next history): an `embed` of
+        one of them meanwhile waits for it rather than embedding it twice. One background
+        thread per process takes the requests in order and runs on one intra-op thread,
+        so the caller keeps a core for its own work. Without the cache it does nothing.
+        """
+        wanted = list(dict.fromkeys(texts))
+        if not self.use_cache or not wanted:
+            skipped: Future[None] = Future()
+            skipped.set_result(None)
+            return skipped
+        return _background().submit(self._prefetch, wanted)
+
+    def _prefetch(self, texts: list[str]) -> None:
+        missing = [t for t, v in zip(texts, _cache.peek_many(texts), strict=True) if v is None]
+        if missing:
+            _cache.count_misses(len(missing))
+            self._fill(missing, lambda batch: self._encode(batch, parallel=False))
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed ``texts``: one unit-length list of 384 floats per text."""
@@ -347,12 +492,15 @@ class MiniLMEmbedder:
 
     @staticmethod
     def _run(
-        runtime: _Runtime, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]
+        runtime: _Runtime,
+        session: onnxruntime.InferenceSession,
+        ids: npt.NDArray[np.int64],
+        mask: npt.NDArray[np.int64],
     ) -> FloatArray:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in runtime.input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = np.asarray(runtime.session.run(None, feeds)[0], dtype=np.float32)
+        hidden = np.asarray(session.run(None, feeds)[0], dtype=np.float32)
         # Mean pooling over real tokens, then L2: the model's sentence-transformers head.
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
