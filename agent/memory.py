@@ -20,7 +20,8 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
@@ -50,8 +51,10 @@ __all__ = [
     "MemoryMode",
     "MemoryModeUnavailable",
     "approx_tokens",
+    "documents_to_embed",
     "exchanges",
     "fact_id",
+    "in_process_memory",
     "open_memory",
     "render_turns",
     "sanitize_collection_name",
@@ -156,6 +159,18 @@ def exchanges(turns: Sequence[Turn]) -> list[list[Turn]]:
             chunk = [turn] + ([nxt] if nxt is not None and nxt.speaker == "assistant" else [])
             chunks.append(chunk)
     return chunks
+
+
+def documents_to_embed(mode: MemoryMode | str, turns: Sequence[Turn]) -> list[str]:
+    """The texts `Memory.add_session` embeds for these turns in ``mode``, in order.
+
+    Chunks: each session's exchanges. The transcript is never embedded and facts
+    come from the writer, so other modes give none. Lets a caller embed a whole
+    history ahead of time (one batch, or in the background) into the embedding cache.
+    """
+    if MemoryMode(mode) is not MemoryMode.chunks:
+        return []
+    return [render_turns(c) for session in _by_session(turns) for c in exchanges(session)]
 
 
 def fact_id(text: str) -> str:
@@ -355,7 +370,7 @@ class Memory:
         chunks = exchanges(session)
         self.collection.upsert(
             ids=[f"{c[0].session_id}:{c[0].index}" for c in chunks],
-            documents=[render_turns(c) for c in chunks],
+            documents=[render_turns(c) for c in chunks],  # as documents_to_embed
             metadatas=[
                 {
                     "kind": "exchange",
@@ -551,8 +566,43 @@ def _server_url(chroma_url: str) -> tuple[str, int, bool]:
     return parts.hostname, port or (443 if ssl else 8000), ssl
 
 
+_in_process_lock = threading.Lock()
+_in_process_dirs: dict[Path, int] = {}  # data dir -> how many blocks marked it
+
+
+@contextmanager
+def in_process_memory(data_dir: Path) -> Iterator[None]:
+    """Within the block, memory opened for ``data_dir`` lives in this process only.
+
+    For throwaway profiles (a replay history's, deleted when it is done): an in-memory
+    Chroma instead of index files under ``data_dir``, which the persistent client
+    syncs to disk on every write (about 25 ms a session). The collection name carries
+    the directory's :func:`memory_id`, so it never meets another directory's. Memory
+    on a Chroma server (``chroma_url``) is unaffected.
+    """
+    key = Path(data_dir).resolve()
+    with _in_process_lock:
+        _in_process_dirs[key] = _in_process_dirs.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with _in_process_lock:
+            _in_process_dirs[key] -= 1
+            if not _in_process_dirs[key]:
+                del _in_process_dirs[key]
+
+
+def _in_process(data_dir: Path | None, chroma_url: str | None) -> bool:
+    if chroma_url or data_dir is None:
+        return False
+    with _in_process_lock:
+        return Path(data_dir).resolve() in _in_process_dirs
+
+
 def _client(data_dir: Path | None, chroma_url: str | None) -> ClientAPI:
     settings = Settings(anonymized_telemetry=False)
+    if _in_process(data_dir, chroma_url):
+        return chromadb.EphemeralClient(settings=settings)
     if chroma_url:
         host, port, ssl = _server_url(chroma_url)
         try:
@@ -616,11 +666,12 @@ def collection_name(
     """The Chroma collection of ``namespace`` in ``mode``.
 
     Embedded, the directory already separates profiles: ``{namespace}-{mode}``.
-    On a server shared by every profile and run, the data directory's
-    :func:`memory_id` is appended.
+    On a server shared by every profile and run, and in the one in-memory Chroma a
+    process shares (:func:`in_process_memory`), the data directory's :func:`memory_id`
+    is appended.
     """
     name = f"{namespace}-{MemoryMode(mode).value}"
-    if chroma_url and data_dir is not None:
+    if data_dir is not None and (chroma_url or _in_process(data_dir, chroma_url)):
         name = f"{name}-{memory_id(data_dir)}"
     return name
 
@@ -637,7 +688,8 @@ def open_memory(
     """Open the memory for ``mode`` in ``namespace`` (a profile or a history).
 
     Uses a Chroma server when ``chroma_url`` ("http://host:port") is given,
-    otherwise a persistent client under ``data_dir / "chroma"``. Mode
+    otherwise a persistent client under ``data_dir / "chroma"`` (an in-memory one
+    inside :func:`in_process_memory` for ``data_dir``). Mode
     ``none`` opens no client at all. Raises :class:`ChromaUnreachable` when
     no server answers at ``chroma_url``, :class:`~agent.storage.MemoryIndexError`
     when the local index cannot be read.
@@ -647,7 +699,7 @@ def open_memory(
         return Memory(mode, None, f"{namespace}-{mode.value}", embedder)
     client = _client(data_dir, chroma_url)
     name = collection_name(namespace, mode, data_dir, chroma_url)
-    if chroma_url or data_dir is None:
+    if chroma_url or data_dir is None or _in_process(data_dir, chroma_url):
         return Memory(mode, client, name, embedder, facts_writer=facts_writer)
     try:
         memory = Memory(mode, client, name, embedder, facts_writer=facts_writer)
