@@ -24,14 +24,17 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import date
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from agent.embeddings import MiniLMEmbedder
 from agent.factory import Agent, build_agent
 from agent.locations import cache_dir
+from agent.memory import documents_to_embed, in_process_memory
 from agent.settings import Settings, SettingsError
 from ledger.model import Turn
 from scenarios.histories import History, ProbeSpec, build_histories, build_probes
@@ -190,20 +193,41 @@ def _judge_for(task: HistoryTask) -> Any:
     return _judges[key]
 
 
+def texts_to_embed(settings: Settings, history: History, probes: list[ProbeSpec]) -> list[str]:
+    """Texts the agent is sure to embed for this history: the memory's documents and, when
+    memory recalls by similarity, each probe's request (the recall query). Embedding them
+    ahead (`MiniLMEmbedder.prefetch`) fills the cache; the vectors are the same."""
+    turns = [t for session in history_turns(history) for t in session]
+    texts = documents_to_embed(settings.memory, turns)
+    if settings.memory in ("chunks", "facts"):
+        texts += [p.request for p in probes]
+    return texts
+
+
 def replay_history(task: HistoryTask, emit: Callable[[dict[str, Any]], None]) -> HistoryStats:
-    """Ingest one history into a fresh profile, freeze it, run its probes; emit each record."""
+    """Ingest one history into a fresh profile, freeze it, run its probes; emit each record.
+
+    The profile is thrown away afterwards, so its memory stays in this process
+    (`in_process_memory`) instead of being synced to disk session by session.
+    """
     corpus, history, todo = _corpus_for(task)
     move_judge = _judge_for(task)
     stats = HistoryStats(history.id)
-    agent = build_agent(
-        task.settings,
-        task.home,
-        namespace=f"h-{history.id}",
-        profile_text=corpus.personas[history.persona].name,
-        cache_path=task.cache_path,
-    )
+    with in_process_memory(task.home):
+        agent = build_agent(
+            task.settings,
+            task.home,
+            namespace=f"h-{history.id}",
+            profile_text=corpus.personas[history.persona].name,
+            cache_path=task.cache_path,
+        )
     try:
         t0 = time.perf_counter()
+        # The whole history's documents in one batch (none left if prefetched).
+        documents = documents_to_embed(
+            task.settings.memory, [t for s in history_turns(history) for t in s]
+        )
+        MiniLMEmbedder().embed_arrays(documents)
         ingest(agent, history)
         stats.ingest_s = time.perf_counter() - t0
         for probe in todo:
@@ -232,17 +256,33 @@ def _run_in_process(
         _loaded.clear()
         _loaded[key] = (corpus, {h.id: h for h in build_histories(corpus)}, build_probes(corpus))
     results = []
-    for task in tasks:
+    embedder = MiniLMEmbedder()
+    prefetched: list[Future[None]] = []
+    try:
+        for position, task in enumerate(tasks):
+            if position + 1 < len(tasks):
+                # The next history's texts are embedded on a background thread while this
+                # one runs (mostly Python, on one core).
+                upcoming = tasks[position + 1]
+                _, history, todo = _corpus_for(upcoming)
+                prefetched.append(
+                    embedder.prefetch(texts_to_embed(upcoming.settings, history, todo))
+                )
 
-        def emit(record: dict[str, Any], task: HistoryTask = task) -> None:
-            on_record(task, record)
+            def emit(record: dict[str, Any], task: HistoryTask = task) -> None:
+                on_record(task, record)
 
-        try:
-            results.append(replay_history(task, emit))
-        except (ReplayError, SettingsError):
-            raise  # a setting that cannot work is no history's fault
-        except Exception as exc:
-            raise ReplayError(f"history {task.history_id} failed: {describe_error(exc)}") from exc
+            try:
+                results.append(replay_history(task, emit))
+            except (ReplayError, SettingsError):
+                raise  # a setting that cannot work is no history's fault
+            except Exception as exc:
+                raise ReplayError(
+                    f"history {task.history_id} failed: {describe_error(exc)}"
+                ) from exc
+    finally:
+        for future in prefetched:
+            future.cancel()  # one that has started finishes; its vectors stay cached
     return results
 
 
