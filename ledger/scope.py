@@ -129,6 +129,9 @@ GENERIC = frozenset(
         "everyone",
         "everybody",
         "whatever",
+        "lot",
+        "lots",
+        "bit",
         "whichever",
         "those",
         "them",
@@ -401,6 +404,42 @@ def _end_of_month(day: date) -> date:
 def parse_scope(
     text: str, today: date | None = None, clause: str | None = None, proposal: str = ""
 ) -> Scope:
+    """Structured constraints from a user's scoped acceptance (see `_parse_scope`).
+
+    When the limit clause only repeats the proposal ("Main Cabin, no question" after "should
+    I go Main Cabin?"), the limit is elsewhere in what the reply allows ("When Nora's flying
+    with me"): the whole allowed side is read instead.
+    """
+    scope = _parse_scope(text, today, clause, proposal)
+    if clause and proposal and not _narrows(scope, proposal):
+        whole = _parse_scope(text, today, None, proposal)
+        if _narrows(whole, proposal):
+            return whole.model_copy(update={"text": scope.text})
+    return scope
+
+
+def _narrows(scope: Scope, proposal: str) -> bool:
+    """Does the scope state anything the proposal did not already say?"""
+    said = _keys(proposal)
+    return bool(
+        scope.max_amount is not None
+        or scope.min_amount is not None
+        or scope.max_quantity is not None
+        or scope.weekdays
+        or scope.time_after
+        or scope.time_before
+        or scope.until is not None
+        or scope.channels
+        or scope.places
+        or scope.excluded
+        or [p for p in scope.people if stem(p.lower()) not in said]
+        or [c for c in scope.categories if c not in said]
+    )
+
+
+def _parse_scope(
+    text: str, today: date | None = None, clause: str | None = None, proposal: str = ""
+) -> Scope:
     """Structured constraints from a user's scoped acceptance (whole reply + its limit clause).
 
     Only the part of the reply the user allows sets limits; a part handed back ("ask me
@@ -491,7 +530,10 @@ def parse_scope(
         m.group(1) for m in re.finditer(r"\bin ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", src_positive)
     ]
     place_words = {w.lower() for p in scope.places for w in p.split()}
-    scope.people = [p for p in _names(src_positive) if p.lower() not in place_words]
+    people = [p for p in _names(src_positive) if p.lower() not in place_words]
+    # Names the proposal itself uses ("Main Cabin") do not narrow it when others do.
+    said = _keys(proposal)
+    scope.people = [p for p in people if stem(p.lower()) not in said] or people
     named = {stem(w) for w in [*(p.lower() for p in scope.people), *place_words]}
     named |= {p.lower() for p in scope.people} | place_words
     # A noun that only carries a stated time ("the weekend outings", "weekday ones") names

@@ -242,7 +242,9 @@ def lexical_similarity(a: str, b: str) -> float:
 # A clause that hands a case back to the user ("check with me on those", "I'd rather decide
 # those myself", "that's another matter").
 ASK_BACK = re.compile(
-    r"\b(?:ask (?:me|us)|check with (?:me|us)|run (?:it|them|those|these|that|one) (?:by|past) "
+    r"\b(?:ask (?:me|us)|check with (?:me|us)|loop (?:me|us) in|keep (?:me|us) in the loop|"
+    r"(?:a )?different conversation|talk to (?:me|us) (?:first|about)|"
+    r"run (?:it|them|those|these|that|one) (?:by|past) "
     r"(?:me|us)|ping me|confirm with me|let me (?:know|decide|choose|pick|see|approve|weigh|"
     r"look|handle|deal)|bring (?:it|them|those|these|that|one) to (?:me|us)|leave (?:it|them|"
     r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that) (?:for|"

@@ -459,3 +459,43 @@ def test_a_noun_carried_by_a_time_is_not_a_further_limit() -> None:
     assert check(text, entity_text=trip, when=datetime(2025, 3, 15, 6, 0)).inside is True
     assert check(text, entity_text=trip, when=datetime(2025, 3, 13, 6, 0)).inside is False
     assert parse_scope("Only work events on weekdays.", TODAY).categories == ["work"]
+
+
+def test_a_limit_clause_that_only_repeats_the_proposal_gives_way_to_the_real_limit() -> None:
+    """ "Main Cabin, no question" repeats the proposal; the limit is "when Nora's flying
+    with me". A call that is Main Cabin but without Nora is outside."""
+    proposal = "Should I go Main Cabin over Basic whenever I book flights for you?"
+    reply = "When Nora's flying with me, Main Cabin, no question. If it's just me, ask."
+    scope = parse_scope(reply, TODAY, clause="Main Cabin", proposal=proposal)
+    assert scope.people == ["Nora"]
+    alone = facts(
+        tool="purchase",
+        request="Book me a round trip to Nashville.",
+        entity_text="Delta MSP-BNA Main Cabin",
+    )
+    assert match_scope(scope, alone).inside is False
+
+
+def test_what_is_handed_back_with_loop_me_in_is_excluded() -> None:
+    reply = (
+        "When it's the band asking, aired mix, no problem. Managers, labels, publicists, "
+        "that's a different conversation, so loop me in on those."
+    )
+    scope = parse_scope(reply, TODAY, clause="When it's the band asking")
+    assert {"publicist", "manager"} <= set(scope.excluded)
+    asked = facts(tool="send", request="The band's publicist wants a copy of the session.")
+    assert match_scope(scope, asked).inside is False
+
+
+def test_a_vague_amount_of_more_is_not_a_case() -> None:
+    scope = parse_scope(
+        "If the difference is thirty bucks, refundable, sure. When it's a lot more, ask me.",
+        TODAY,
+        clause="refundable",
+        proposal="Want me to take the refundable rate whenever I book you a room?",
+    )
+    assert "lot" not in scope.excluded
+    room = facts(
+        tool="purchase", request="Book me the Hilton.", entity_text="Hilton king refundable"
+    )
+    assert match_scope(scope, room).inside is not True
