@@ -102,7 +102,13 @@ _STANDING_RE = re.compile(
     r"\b(?:generally|in general|our system|the system|as a system|as standard|standard "
     r"practice|i'll know you mean|you'll mean)\b|\bcall (?:it|that|this) \W*\w+|"
     r"\bwhen(?:ever)? \w+(?: \w+)? (?:send|sends|ask|asks|offer|offers|invite|invites|"
-    r"give|gives) you\b.*\b(?:like this|these|those)\b",
+    r"give|gives) you\b.*\b(?:like this|these|those)\b|"
+    # "size up like that on everything I buy for her", "if one of the guys asks for a
+    # chart, should I just send it over without bugging you?"
+    r"\b(?:on|for) (?:everything|anything|all) (?:i|you|we) (?:buy|order|get|send|book)\b|"
+    r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an) \w+.*\b(?:should i|shall i|"
+    r"want me to|i'll|i can)\b|"
+    r"\bwithout (?:bugging|bothering|asking|checking with|pinging) you\b",
 )
 OFFER: tuple[str, ...] = (
     "i'll",
@@ -933,6 +939,8 @@ _YES_ANYWHERE = re.compile(
     r"|(?<!not )\bfine\b(?! print)"
 )
 _NO_ANYWHERE = re.compile(
+    # "just say no", "a no from me" give the answer to send, they refuse nothing
+    r"(?<!say )(?<!saying )(?<!said )(?<!answer )(?<!reply )(?<!respond )(?<!\ba )"
     r"\b(?:no|nope|nah)\b(?! (?:problem|worries|harm|doubt|brainer|rush|pressure))"
 )
 _FOR_SCOPE = re.compile(
@@ -1144,7 +1152,13 @@ def _restates(directive: str, proposal: str) -> bool:
     if m is None:
         return False
     verb = m.group(0).split()[-1].strip(".;:,! ")
-    return stem(verb) in content_stems(proposal)
+    if stem(verb) in content_stems(proposal):
+        return True
+    # "just accept them" to "should I say yes to his invites": the same answer in other words
+    from ledger.gate import implied_response
+
+    said = implied_response(norm)
+    return said is not None and said == implied_response(proposal)
 
 
 def _sentence_starts(text: str, phrases: tuple[str, ...]) -> bool:
@@ -1297,7 +1311,7 @@ def classify_reply(assistant: str, user: str) -> Classification:
         if (
             directive
             and (standing or negated or reject_cue)
-            and not (yes and not negated and _restates(directive, proposal.text))
+            and not (not negated and _restates(directive, proposal.text))
             and not _MAKE_IT_SO.search(normalize(directive))
         ):
             return Classification(Act.revise, revision=directive, proposal=proposal)
@@ -1410,7 +1424,9 @@ _APPROVING = re.compile(
     r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
     r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"
     r"easy (?:call|one|decision)|makes (?:total |perfect |good )?sense|you've got it|"
-    r"you got it|by all means|bin (?:them|those|it)|be my guest)\b|"
+    r"you got it|by all means|bin (?:them|those|it)|be my guest|what we (?:agreed|said|"
+    r"discussed|decided)(?: on)?)\b|(?:^|[.!?]\s+)go[.!]*$|"
+    r"\bkeep (?:it|them|those|everything|it all) (?:there|that way|going)\b|"
     # ends on the rule made standing: "Always.", "Every single time, please.", "Short
     # version from now on.", "Greg first, every time."
     r"(?:^|[.!?,]\s*|\w+ )(?:always|every (?:single )?time|each time|from (?:now|here) on|"

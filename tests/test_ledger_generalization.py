@@ -534,3 +534,40 @@ def test_rhetorical_questions_habits_and_how_often(reply: str, act: Act | None) 
         assert got is not Act.accept and got is not Act.scoped
     else:
         assert got is act
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Ordered the jeans in an 8. Want me to size up like that on everything I buy for her?",
+        "Sent Sam the chart. If one of the guys asks for a chart, should I just send it over "
+        "without bugging you?",
+    ],
+)
+def test_offers_over_a_whole_class_or_a_condition(turn: str) -> None:
+    from ledger.classifier import detect_proposal
+
+    assert detect_proposal(turn) is not None
+
+
+REHEARSALS = (
+    "Andre sends these weekly, so do you want me to just say yes to his rehearsal invites "
+    "whenever your calendar's open?"
+)
+LOWBALL = (
+    "Your rate is $450, so for offers under that, should I just turn them down as they come in?"
+)
+
+
+@pytest.mark.parametrize(
+    ("proposal", "reply", "act"),
+    [
+        (REHEARSALS, "That's literally what we agreed to. Go.", Act.accept),
+        (REHEARSALS, "Warranty's easier that way. Keep it all there.", Act.accept),
+        # the proposal's own answer in other words, after a limit: a scope, not a new rule
+        (REHEARSALS, "Weeknights, just accept them. Weekends, run it by me first.", Act.scoped),
+        (LOWBALL, "Under three hundred, just say no. Between that and 450, show me.", Act.scoped),
+    ],
+)
+def test_restating_the_answer_in_other_words(proposal: str, reply: str, act: Act) -> None:
+    assert classify_reply(proposal, reply).act is act
