@@ -231,6 +231,12 @@ _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
         "birthday party",
         "rsvp'd",
         "rsvping",
+        "turn them down",
+        "turn it down",
+        "turn down",
+        "say yes",
+        "say no",
+        "offers",
     ),
     ActionType.purchase: (
         "buy",

@@ -457,8 +457,10 @@ def _parse_scope(
     norm = normalize(allowed_text)
     back_norm = normalize(" ".join(back))
     scope = Scope(text=(clause or text).strip())
+    # "Under three hundred" after "your day rate is $450": the proposal says it is money.
+    money_talk = bool(_MONEY_HINT.search(norm) or re.search(r"[$€£]\s?\d", proposal))
     for m in _MAX_RE.finditer(norm):
-        if _MONEY_HINT.search(norm) or re.search(r"[$€£]", m.group(0)):
+        if money_talk or re.search(r"[$€£]", m.group(0)):
             scope.max_amount = _amount(m)
             break
     if scope.max_amount is None:
@@ -466,7 +468,7 @@ def _parse_scope(
         if m2:
             scope.max_amount = _amount(m2)
     m3 = _MIN_RE.search(norm)
-    if m3 and _MONEY_HINT.search(norm) and scope.max_amount is None:
+    if m3 and money_talk and scope.max_amount is None:
         scope.min_amount = _amount(m3)
     # What is handed back bounds what is allowed: "ask me for anything over $100" is a cap.
     if scope.max_amount is None and scope.min_amount is None and _MONEY_HINT.search(back_norm):

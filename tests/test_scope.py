@@ -499,3 +499,13 @@ def test_a_vague_amount_of_more_is_not_a_case() -> None:
         tool="purchase", request="Book me the Hilton.", entity_text="Hilton king refundable"
     )
     assert match_scope(scope, room).inside is not True
+
+
+def test_an_amount_without_a_currency_is_money_when_the_proposal_talks_money() -> None:
+    proposal = "Your day rate is $450, so for offers under that, should I just turn them down?"
+    scope = parse_scope("Under three hundred, just say no.", TODAY, proposal=proposal)
+    assert scope.max_amount == 300
+    assert parse_scope("Under three hundred, just say no.", TODAY).max_amount is None
+    gig = facts(request="A festival day for $375.", amount=None)
+    assert match_scope(scope, gig).inside is False
+    assert match_scope(scope, facts(request="A luncheon, $180 flat.")).inside is True
