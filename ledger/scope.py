@@ -360,6 +360,27 @@ SYNONYMS: dict[str, frozenset[str]] = {
         "kid": "kid kids child children son daughter",
     }.items()
 }
+# Kinds and what falls under them, one way only: a limit to "clothes" takes in jeans, but a
+# limit to jackets does not take in jeans.
+KINDS: dict[str, frozenset[str]] = {
+    stem(k): frozenset(stem(w) for w in v.split())
+    for k, v in {
+        "clothes": "clothing shirt tshirt t-shirt tee top blouse jeans pants trousers shorts skirt "
+        "dress jacket coat raincoat parka fleece sweater jumper hoodie sweatshirt cardigan "
+        "leggings socks pajamas pyjamas underwear swimsuit overalls uniform",
+        "clothing": "clothes shirt tshirt t-shirt tee top blouse jeans pants trousers shorts "
+        "skirt dress jacket coat raincoat parka fleece sweater jumper hoodie sweatshirt cardigan "
+        "leggings socks pajamas pyjamas underwear swimsuit overalls uniform",
+        "shoes": "shoe sneakers sneaker trainers trainer boots boot sandals sandal heels loafers "
+        "slippers cleats footwear",
+        "footwear": "shoe shoes sneakers trainers boots sandals heels loafers slippers cleats",
+        "electronics": "laptop phone tablet headphones earbuds charger camera monitor speaker "
+        "kindle e-reader router console",
+        "groceries": "milk bread eggs cheese butter coffee tea rice pasta flour sugar fruit "
+        "vegetables produce cereal yogurt",
+        "toiletries": "shampoo conditioner toothpaste soap deodorant razor sunscreen lotion",
+    }.items()
+}
 CHANNELS = ("email", "text", "sms", "slack", "internal", "external", "personal", "work address")
 # Channels that name the medium of a send; the others name a kind of recipient.
 _MEDIA = {"email": "email", "e-mail": "email", "text": "text", "sms": "text", "slack": "slack"}
@@ -763,7 +784,11 @@ def match_scope(scope: Scope, facts: CallFacts) -> ScopeMatch:
     text_stems = {stem(w) for w in words(facts.text())}
 
     def found(key: str) -> bool:
-        return key in text_stems or bool(_expand({key}) & text_stems)
+        return (
+            key in text_stems
+            or bool(_expand({key}) & text_stems)
+            or bool(KINDS.get(key, frozenset()) & text_stems)
+        )
 
     # Each kind of limit must hold on its own: "Kevin's parties" needs Kevin and a party.
     # Within one kind, any listed value will do ("for Maya and Jordan", "tops and pants").

@@ -509,3 +509,16 @@ def test_an_amount_without_a_currency_is_money_when_the_proposal_talks_money() -
     gig = facts(request="A festival day for $375.", amount=None)
     assert match_scope(scope, gig).inside is False
     assert match_scope(scope, facts(request="A luncheon, $180 flat.")).inside is True
+
+
+def test_a_limit_to_a_kind_takes_in_what_falls_under_it_one_way() -> None:
+    clothes = parse_scope(
+        "Clothes, yes. Not shoes though, check with me on those.", TODAY, clause="Clothes"
+    )
+    jeans = facts(tool="purchase", request="Nora needs jeans.", entity_text="Cat & Jack jeans, 8")
+    sneakers = facts(tool="purchase", request="Nora needs sneakers.", entity_text="Sneakers, 1")
+    assert match_scope(clothes, jeans).inside is True
+    assert match_scope(clothes, sneakers).inside is False
+    # a limit to jackets does not take in jeans
+    jackets = parse_scope("On coats and jackets, yes.", TODAY, clause="On coats and jackets")
+    assert match_scope(jackets, jeans).inside is False
