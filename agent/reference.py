@@ -674,6 +674,15 @@ def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, 
         if len(sized) == len(items) and sized:
             low = min(s for s, _ in sized)
             return [p for s, p in sized if s == low]
+    dated = [(str(i.get("when", "")), i) for i in items if i.get("when")]
+    if len(dated) == len(items) and dated:
+        # "grab the earliest slot you're free for": among dated options, by date
+        if re.search(r"\b(?:earliest|soonest|first (?:slot|date|one|available|option))\b", norm):
+            low = min(w for w, _ in dated)
+            return [i for w, i in dated if w == low]
+        if re.search(r"\b(?:latest|last (?:slot|date|one|option))\b", norm):
+            high = max(w for w, _ in dated)
+            return [i for w, i in dated if w == high]
     if re.search(r"\b(?:cheapest|lowest price|least expensive|cheaper)\b", norm):
         low = min(float(p.get("price", 0)) for p in items)
         return [p for p in items if float(p.get("price", 0)) == low]
@@ -980,6 +989,13 @@ def domain_of(rule: Rule) -> ActionType:
     return winners[0] if best > 0 and len(winners) == 1 else ActionType.other
 
 
+def _mentions(rule: Rule, action: ActionType) -> bool:
+    """Does the rule speak of this kind of action at all ("I've accepted Monday at 10. When
+    firms send you a choice like this ...": an RSVP rule whose words also say "send")?"""
+    cue = _DOMAIN_CUES.get(action)
+    return cue is not None and cue.search(normalize(rule.text)) is not None
+
+
 def core_text(rule: Rule) -> str:
     """The standing part of what the rule's speaker said."""
     if rule.speaker == "assistant":
@@ -1215,7 +1231,9 @@ class ReferencePolicy:
         for candidate in ranked:
             if candidate.relevance < THRESHOLD or tried == MAX_TRIED:
                 break
-            if candidate.action not in (action, ActionType.other):
+            if candidate.action not in (action, ActionType.other) and not _mentions(
+                candidate, action
+            ):
                 continue
             tried += 1
             rule = replacement(candidate, ranked)
@@ -1286,6 +1304,9 @@ class ReferencePolicy:
         n: int,
     ) -> ToolCall | str | None:
         """The RSVP call, a question when the rule's calendar condition fails, or None."""
+        if invitation is None and rule is not None:
+            # Several invitations fit the request; the rule may say which ("the earliest").
+            invitation = choose(seen.invitations, inp.request, rule.words, invitation_text)
         if invitation is None:
             return None
         response = None

@@ -364,7 +364,9 @@ def _standing_sentence(sentence: str) -> bool:
 
 # Standing phrases whose words would vote for a tool ("going forward" is not "going").
 _STANDING_NOISE = re.compile(
-    r"\b(?:going|moving) forward\b|\bgoing to (?=\w+ (?:it|them|this|that)\b)"
+    r"\b(?:going|moving) forward\b|\bgoing to (?=\w+ (?:it|them|this|that)\b)|"
+    # "going through casework@" routes a message; it is not going to an event
+    r"\bgoing (?:through|via|out|over|straight)\b"
 )
 
 

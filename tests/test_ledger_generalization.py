@@ -571,3 +571,14 @@ LOWBALL = (
 )
 def test_restating_the_answer_in_other_words(proposal: str, reply: str, act: Act) -> None:
     assert classify_reply(proposal, reply).act is act
+
+
+def test_going_through_a_mailbox_is_not_going_to_an_event() -> None:
+    from ledger.classifier import action_type_of
+
+    rule = "Shall we do it that way, with everything you send Helen going through casework@?"
+    assert action_type_of(rule) is ActionType.send
+    assert (
+        action_type_of("Should I tell Marta you're going whenever she invites you?")
+        is ActionType.rsvp
+    )

@@ -710,3 +710,47 @@ def test_choosing_among_items_the_rule_cannot_tell_apart_word_by_word() -> None:
     rule = "Want me to always go for a very good secondhand copy of law books?"
     picked = choose(books, "Order me Learning the Law.", rule, product_text)
     assert picked is not None and picked["id"] == "cur"
+
+
+def test_a_rule_picks_the_earliest_of_several_dated_invitations() -> None:
+    from agent.reference import choose, invitation_text
+
+    slots = [
+        {
+            "id": "aug18",
+            "from": "Penrose Ladd",
+            "event": "Assessment centre",
+            "when": "2026-08-18T09:00",
+        },
+        {
+            "id": "aug11",
+            "from": "Penrose Ladd",
+            "event": "Assessment centre",
+            "when": "2026-08-11T09:00",
+        },
+        {
+            "id": "aug25",
+            "from": "Penrose Ladd",
+            "event": "Assessment centre",
+            "when": "2026-08-25T09:00",
+        },
+    ]
+    request = "Penrose Ladd sent three dates for the assessment centre."
+    assert choose(slots, request, None, invitation_text) is None  # no rule: ask which
+    rule = "When firms send you a choice like this, should I just grab the earliest slot?"
+    picked = choose(slots, request, rule, invitation_text)
+    assert picked is not None and picked["id"] == "aug11"
+
+
+def test_a_rule_that_also_says_send_still_governs_an_rsvp() -> None:
+    from agent.reference import Rule, _mentions, domain_of
+    from ledger.model import ActionType
+
+    rule = Rule(
+        "I've accepted Monday at 10, the first one. When firms send you a choice like this, "
+        "should I just grab the earliest slot?",
+        "assistant",
+        ("2026-01-26", "s1", 1),
+    )
+    assert domain_of(rule) != ActionType.rsvp or _mentions(rule, ActionType.rsvp)
+    assert _mentions(rule, ActionType.rsvp)
