@@ -678,11 +678,11 @@ def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, 
     if len(dated) == len(items) and dated:
         # "grab the earliest slot you're free for": among dated options, by date
         if re.search(r"\b(?:earliest|soonest|first (?:slot|date|one|available|option))\b", norm):
-            low = min(w for w, _ in dated)
-            return [i for w, i in dated if w == low]
+            first = min(w for w, _ in dated)
+            return [i for w, i in dated if w == first]
         if re.search(r"\b(?:latest|last (?:slot|date|one|option))\b", norm):
-            high = max(w for w, _ in dated)
-            return [i for w, i in dated if w == high]
+            last = max(w for w, _ in dated)
+            return [i for w, i in dated if w == last]
     if re.search(r"\b(?:cheapest|lowest price|least expensive|cheaper)\b", norm):
         low = min(float(p.get("price", 0)) for p in items)
         return [p for p in items if float(p.get("price", 0)) == low]
