@@ -33,7 +33,7 @@ import chromadb
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
-from chromadb.api.types import Embeddable, EmbeddingFunction
+from chromadb.api.types import Embeddable, EmbeddingFunction, GetResult
 from chromadb.config import Settings
 from chromadb.errors import ChromaError
 
@@ -253,6 +253,9 @@ class Memory:
             per mode.
         embedder: Shared embedder (default: a new :class:`MiniLMEmbedder`).
         facts_writer: Required to *write* in mode ``facts``.
+        private: Nothing but this object writes the collection (an in-process
+            Chroma): what it reads whole (every item, the count, session order)
+            is kept until it writes.
     """
 
     def __init__(
@@ -263,13 +266,19 @@ class Memory:
         embedder: MiniLMEmbedder | None = None,
         *,
         facts_writer: FactsWriter | None = None,
+        private: bool = False,
     ) -> None:
         self.mode = MemoryMode(mode)
         self.client = client
         self.collection_name = sanitize_collection_name(collection_name)
         self.embedder = embedder or MiniLMEmbedder()
         self.facts_writer = facts_writer
+        self.private = private
         self._lock = threading.RLock()
+        # Kept only when private, dropped on every write.
+        self._items: tuple[MemoryItem, ...] | None = None
+        self._count: int | None = None
+        self._seqs: dict[str, int] | None = None  # history: session id -> session_seq
         self._collection: Collection | None = None
         if self.mode is not MemoryMode.none:
             if client is None:
@@ -333,22 +342,41 @@ class Memory:
             )
         with self._lock:
             for session in _by_session(turns):
-                if self.mode is MemoryMode.history:
-                    self._add_history(session)
-                elif self.mode is MemoryMode.chunks:
-                    self._add_chunks(session)
-                else:
-                    self._add_facts(session)
+                try:
+                    if self.mode is MemoryMode.history:
+                        self._add_history(session)
+                    elif self.mode is MemoryMode.chunks:
+                        self._add_chunks(session)
+                    else:
+                        self._add_facts(session)
+                finally:
+                    self._forget_reads()
 
-    def _add_history(self, session: list[Turn]) -> None:
-        sid = session[0].session_id
+    def _forget_reads(self) -> None:
+        """Drop what was kept of earlier reads (after a write)."""
+        self._items = None
+        self._count = None
+
+    def _session_seq(self, sid: str) -> int:
+        """The session's place in the transcript: its own if stored, else after the last."""
+        if self.private:
+            if self._seqs is None:
+                everything = self.collection.get(include=["metadatas"])
+                self._seqs = {}
+                for m in everything["metadatas"] or []:
+                    self._seqs.setdefault(str(m["session_id"]), int(cast(int, m["session_seq"])))
+            if sid in self._seqs:
+                return self._seqs[sid]
+            return max(self._seqs.values(), default=-1) + 1
         existing = self.collection.get(where={"session_id": sid}, limit=1, include=["metadatas"])
         if existing["metadatas"]:
-            seq = int(cast(int, existing["metadatas"][0]["session_seq"]))
-        else:
-            everything = self.collection.get(include=["metadatas"])
-            seqs = [int(cast(int, m["session_seq"])) for m in everything["metadatas"] or []]
-            seq = max(seqs, default=-1) + 1
+            return int(cast(int, existing["metadatas"][0]["session_seq"]))
+        everything = self.collection.get(include=["metadatas"])
+        seqs = [int(cast(int, m["session_seq"])) for m in everything["metadatas"] or []]
+        return max(seqs, default=-1) + 1
+
+    def _add_history(self, session: list[Turn]) -> None:
+        seq = self._session_seq(session[0].session_id)
         self.collection.upsert(
             ids=[f"{t.session_id}:{t.index}" for t in session],
             documents=[render_turns([t]) for t in session],
@@ -365,6 +393,8 @@ class Memory:
                 for t in session
             ],
         )
+        if self._seqs is not None:
+            self._seqs[session[0].session_id] = seq
 
     def _add_chunks(self, session: list[Turn]) -> None:
         chunks = exchanges(session)
@@ -465,7 +495,7 @@ class Memory:
         return kept
 
     def _query(self, text: str, k: int) -> list[MemoryItem]:
-        total = self.collection.count()
+        total = self.count()
         if total == 0:
             return []
         result = self.collection.query(
@@ -503,7 +533,15 @@ class Memory:
         if self.mode is MemoryMode.none:
             return []
         with self._lock:
+            if self._items is not None:
+                return list(self._items)
             result = self.collection.get(include=["documents", "metadatas"])
+            items = self._in_order(result)
+            if self.private:
+                self._items = tuple(items)
+        return items
+
+    def _in_order(self, result: GetResult) -> list[MemoryItem]:
         documents = result["documents"] or []
         metadatas = result["metadatas"] or []
         rows = list(zip(result["ids"], documents, metadatas, strict=True))
@@ -526,7 +564,13 @@ class Memory:
         """Number of stored records (turns, exchanges or facts)."""
         if self.mode is MemoryMode.none:
             return 0
-        return self.collection.count()
+        with self._lock:
+            if self._count is not None:
+                return self._count
+            total = self.collection.count()
+            if self.private:
+                self._count = total
+            return total
 
     def clear(self) -> None:
         """Forget everything this memory holds."""
@@ -534,6 +578,8 @@ class Memory:
             return
         assert self.client is not None
         with self._lock:
+            self._forget_reads()
+            self._seqs = None
             self.client.delete_collection(self.collection_name)
             self._collection = self._open_collection()
 
@@ -547,6 +593,8 @@ class Memory:
             return
         assert self.client is not None
         with self._lock:
+            self._forget_reads()
+            self._seqs = None
             self.client.delete_collection(self.collection_name)
             self._collection = None
 
@@ -699,7 +747,10 @@ def open_memory(
         return Memory(mode, None, f"{namespace}-{mode.value}", embedder)
     client = _client(data_dir, chroma_url)
     name = collection_name(namespace, mode, data_dir, chroma_url)
-    if chroma_url or data_dir is None or _in_process(data_dir, chroma_url):
+    if _in_process(data_dir, chroma_url):
+        # Nothing outside this object can reach an in-process collection: keep reads.
+        return Memory(mode, client, name, embedder, facts_writer=facts_writer, private=True)
+    if chroma_url or data_dir is None:
         return Memory(mode, client, name, embedder, facts_writer=facts_writer)
     try:
         memory = Memory(mode, client, name, embedder, facts_writer=facts_writer)

@@ -113,11 +113,12 @@ def test_prefetch_without_the_cache_does_nothing(monkeypatch: pytest.MonkeyPatch
 
 
 def _session(sid: str, day: date) -> list[Turn]:
+    # Texts differ from session to session: Chroma breaks exact ties in no fixed order.
     said = [
-        ("user", "We're almost out of printer ink."),
-        ("assistant", "I ordered the usual cartridges. Should I always reorder those?"),
-        ("user", "Yes, always the same ones."),
-        ("assistant", "Done."),
+        ("user", f"We're almost out of printer ink ({sid})."),
+        ("assistant", f"I ordered the usual cartridges for {sid}. Should I always reorder those?"),
+        ("user", f"Yes, always the same ones, {sid} included."),
+        ("assistant", f"Done with {sid}."),
     ]
     return [
         Turn(session_id=sid, session_date=day, index=i, speaker=speaker, text=text)  # type: ignore[arg-type]
@@ -151,6 +152,35 @@ def test_in_process_memory_keeps_nothing_on_disk_and_stays_apart(tmp_path: Path)
     second.drop()
     persistent = open_memory("chunks", tmp_path / "c", None, "h-same")  # outside the block
     assert (tmp_path / "c" / "chroma").is_dir() and persistent.count() == 0
+
+
+@pytest.mark.parametrize("mode", ["history", "chunks"])
+def test_private_memory_reads_what_a_shared_one_reads(tmp_path: Path, mode: str) -> None:
+    shared = open_memory(mode, tmp_path / "shared", None, "same")
+    with in_process_memory(tmp_path / "private"):
+        private = open_memory(mode, tmp_path / "private", None, "same")
+    assert private.private and not shared.private
+
+    def seen(memory: Any) -> tuple[Any, ...]:
+        items = [(i.id, i.text, i.session_id) for i in memory.all_items()]
+        recalled = [(i.id, i.text) for i in memory.recall("printer ink cartridges", k=3)]
+        return memory.count(), items, recalled
+
+    steps = [
+        _session("s1", date(2026, 3, 2)),
+        _session("s2", date(2026, 3, 2)),  # same day: the order of arrival decides
+        _session("s1", date(2026, 3, 2))[:2],  # a session again: it keeps its place
+        _session("s0", date(2026, 2, 1)),
+    ]
+    for turns in steps:
+        shared.add_session(turns)
+        private.add_session(turns)
+        assert seen(private) == seen(shared)
+        assert seen(private) == seen(shared)  # read again: from what was kept
+    private.clear()
+    assert private.count() == 0 and private.all_items() == []
+    private.drop()
+    shared.drop()
 
 
 # -- replay ---------------------------------------------------------------------------------
