@@ -194,14 +194,16 @@ def _judge_for(task: HistoryTask) -> Any:
 
 
 def texts_to_embed(settings: Settings, history: History, probes: list[ProbeSpec]) -> list[str]:
-    """Texts the agent is sure to embed for this history: the memory's documents and, when
-    memory recalls by similarity, each probe's request (the recall query). Embedding them
-    ahead (`MiniLMEmbedder.prefetch`) fills the cache; the vectors are the same."""
+    """Texts worth embedding before this history runs, most certain first: the memory's
+    documents; when memory recalls by similarity, each probe's request (the recall
+    query); then every turn's text (about a third of them come back whole, as the
+    context of a rule or the turn the ledger writer compares). Embedding them ahead
+    (`MiniLMEmbedder.prefetch`) only fills the cache: the vectors are the same."""
     turns = [t for session in history_turns(history) for t in session]
     texts = documents_to_embed(settings.memory, turns)
     if settings.memory in ("chunks", "facts"):
         texts += [p.request for p in probes]
-    return texts
+    return texts + [t.text for t in turns]
 
 
 def replay_history(task: HistoryTask, emit: Callable[[dict[str, Any]], None]) -> HistoryStats:
