@@ -1459,7 +1459,30 @@ def _approves(user: str, proposal: str, task: str) -> bool:
         return True
     standing_words = content_stems(proposal) - content_stems(task) - _GENERIC_STEMS
     shared = content_stems(user) & standing_words
-    return bool(shared) and bool(has_phrase(norm, STANDING) or _ALWAYS.search(norm))
+    if shared and bool(has_phrase(norm, STANDING) or _ALWAYS.search(norm)):
+        return True
+    # The reply ends by naming the proposal's own choice and nothing else ("Basic Economy is
+    # a scam. Main Cabin.", "Current production.", "Main Cabin, obviously."): choosing it.
+    last = normalize((sentences(user) or [user])[-1])
+    words = content_stems(last) - _GENERIC_STEMS - _EMPHASIS
+    return (
+        bool(words)
+        and words <= content_stems(proposal) - _GENERIC_STEMS
+        and len(last.split()) <= 5
+        and not last.endswith("?")
+        and not _LIMIT_MARK.search(last)
+    )
+
+
+# Words that only stress a choice: "Main Cabin, obviously."
+_EMPHASIS = frozenset(
+    stem(w)
+    for w in "obviously clearly definitely absolutely course naturally easily certainly "
+    "honestly please".split()
+)
+_LIMIT_MARK = re.compile(
+    r"\b(?:only|just|except|unless|but|not|no|never|don't|when|if|for|over|under)\b"
+)
 
 
 _ALWAYS = re.compile(r"\b(?:every time|each time|always|unless i say|as standard|from here on)\b")

@@ -582,3 +582,25 @@ def test_going_through_a_mailbox_is_not_going_to_an_event() -> None:
         action_type_of("Should I tell Marta you're going whenever she invites you?")
         is ActionType.rsvp
     )
+
+
+FLIGHTS = (
+    "Booked you both in Main Cabin. Basic would have saved $140 but you couldn't sit "
+    "together. Should I go Main Cabin over Basic whenever I book flights for you?"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "accepts"),
+    [
+        ("Basic Economy is a scam with extra steps. Main Cabin.", True),
+        ("Main Cabin, obviously.", True),
+        # a question, a limit, a refusal or a new subject naming the option does not choose it
+        ("Is Main Cabin the one with free bags?", False),
+        ("Main Cabin only when Nora flies.", False),
+        ("Main Cabin costs too much.", False),
+        ("My sister always flies Basic.", False),
+    ],
+)
+def test_naming_the_proposals_own_choice_accepts(reply: str, accepts: bool) -> None:
+    assert (classify_reply(FLIGHTS, reply).act is Act.accept) is accepts
