@@ -69,6 +69,7 @@ BATCH_SIZE = 64
 INTRA_OP_THREADS = 2
 PARALLEL_MIN_TOKENS = 1024  # padded tokens in one inference run
 SINGLE_THREAD_BATCH = 8  # texts per run on one thread
+PREFETCH_PIECE = 16  # texts a prefetch claims (and a caller may wait for) at a time
 CACHE_MAXSIZE = 32_768  # about 50 MB of float32 vectors
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -364,13 +365,18 @@ class MiniLMEmbedder:
     Args:
         batch_size: Texts per inference run.
         use_cache: Serve repeated texts from the process-wide LRU cache.
+        parallel: Run large batches on INTRA_OP_THREADS threads; False keeps every
+            run on one thread (when other work already has the other cores).
     """
 
-    def __init__(self, batch_size: int = BATCH_SIZE, *, use_cache: bool = True) -> None:
+    def __init__(
+        self, batch_size: int = BATCH_SIZE, *, use_cache: bool = True, parallel: bool = True
+    ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.batch_size = batch_size
         self.use_cache = use_cache
+        self.parallel = parallel
 
     @property
     def dimension(self) -> int:
@@ -383,7 +389,7 @@ class MiniLMEmbedder:
 
     def encode(self, texts: list[str]) -> FloatArray:
         """Embed ``texts`` without the cache: a ``[len(texts), 384]`` float32 array."""
-        return self._encode(texts, parallel=True)
+        return self._encode(texts, parallel=self.parallel)
 
     def _encode(self, texts: list[str], *, parallel: bool) -> FloatArray:
         """`encode`; with `parallel` False every run stays on one thread."""
@@ -466,8 +472,9 @@ class MiniLMEmbedder:
 
         For texts known before they are needed (a replay's next history): an `embed` of
         one of them meanwhile waits for it rather than embedding it twice. One background
-        thread per process takes the requests in order and runs on one intra-op thread,
-        so the caller keeps a core for its own work. Without the cache it does nothing.
+        thread per process takes the requests in order, each in pieces of PREFETCH_PIECE
+        texts in the order given, on one intra-op thread, so the caller keeps a core for
+        its own work. Without the cache it does nothing.
         """
         wanted = list(dict.fromkeys(texts))
         if not self.use_cache or not wanted:
@@ -478,9 +485,12 @@ class MiniLMEmbedder:
 
     def _prefetch(self, texts: list[str]) -> None:
         missing = [t for t, v in zip(texts, _cache.peek_many(texts), strict=True) if v is None]
-        if missing:
-            _cache.count_misses(len(missing))
-            self._fill(missing, lambda batch: self._encode(batch, parallel=False))
+        _cache.count_misses(len(missing))
+        # A few at a time, in the order given: a caller that needs one of them waits for
+        # its piece only, not for the whole request.
+        for start in range(0, len(missing), PREFETCH_PIECE):
+            piece = missing[start : start + PREFETCH_PIECE]
+            self._fill(piece, lambda batch: self._encode(batch, parallel=False))
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed ``texts``: one unit-length list of 384 floats per text."""
