@@ -89,7 +89,8 @@ def bench(
     out_dir.mkdir(parents=True, exist_ok=True)
     result = BenchResult(out_dir=out_dir)
     started = time.perf_counter()
-    histories = len(build_histories(load_corpus(corpus_dir))[: limit or None])
+    corpus = load_corpus(corpus_dir)  # once for every configuration
+    histories = len(build_histories(corpus)[: limit or None])
     workers = min(jobs, histories)
     with ReplayPool(workers, max_model_calls) if workers > 1 else nullcontext() as pool:
         for config in matrix(model):
@@ -109,6 +110,7 @@ def bench(
                 limit=limit,
                 on_progress=tick,
                 pool=pool,
+                corpus=corpus,
             )
             result.cells.append(
                 CellResult(config, out_dir / config.name, metrics, stats, time.perf_counter() - t0)

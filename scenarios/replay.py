@@ -193,17 +193,21 @@ def _judge_for(task: HistoryTask) -> Any:
     return _judges[key]
 
 
-def texts_to_embed(settings: Settings, history: History, probes: list[ProbeSpec]) -> list[str]:
-    """Texts worth embedding before this history runs, most certain first: the memory's
-    documents; when memory recalls by similarity, each probe's request (the recall
-    query); then every turn's text (about a third of them come back whole, as the
-    context of a rule or the turn the ledger writer compares). Embedding them ahead
-    (`MiniLMEmbedder.prefetch`) only fills the cache: the vectors are the same."""
+def texts_to_embed(
+    settings: Settings, history: History, probes: list[ProbeSpec]
+) -> tuple[list[str], list[str]]:
+    """Texts worth embedding before this history runs: (sure, likely).
+
+    Sure: the memory's documents and, when memory recalls by similarity, each probe's
+    request (the recall query). Likely: every turn's text (about a third of them come
+    back whole, as the context of a rule or the turn the ledger writer compares).
+    Embedding them ahead only fills the cache: the vectors are the same.
+    """
     turns = [t for session in history_turns(history) for t in session]
-    texts = documents_to_embed(settings.memory, turns)
+    sure = documents_to_embed(settings.memory, turns)
     if settings.memory in ("chunks", "facts"):
-        texts += [p.request for p in probes]
-    return texts + [t.text for t in turns]
+        sure += [p.request for p in probes]
+    return sure, [t.text for t in turns]
 
 
 def replay_history(task: HistoryTask, emit: Callable[[dict[str, Any]], None]) -> HistoryStats:
@@ -225,11 +229,10 @@ def replay_history(task: HistoryTask, emit: Callable[[dict[str, Any]], None]) ->
         )
     try:
         t0 = time.perf_counter()
-        # The whole history's documents in one batch (none left if prefetched).
-        documents = documents_to_embed(
-            task.settings.memory, [t for s in history_turns(history) for t in s]
-        )
-        MiniLMEmbedder().embed_arrays(documents)
+        # What the history is sure to embed, in one batch (none left if prefetched), on one
+        # thread: the other core has a prefetch or another worker to run.
+        sure, _ = texts_to_embed(task.settings, history, todo)
+        MiniLMEmbedder(parallel=False).embed_arrays(sure)
         ingest(agent, history)
         stats.ingest_s = time.perf_counter() - t0
         for probe in todo:
@@ -262,14 +265,19 @@ def _run_in_process(
     prefetched: list[Future[None]] = []
     try:
         for position, task in enumerate(tasks):
+            # On a background thread, while this history runs (mostly Python, on one
+            # core): the turns it will likely embed if it is the first (it embeds the
+            # sure ones itself, in one batch), and everything the next one will.
+            if position == 0:
+                _, history, todo = _corpus_for(task)
+                prefetched.append(
+                    embedder.prefetch(texts_to_embed(task.settings, history, todo)[1])
+                )
             if position + 1 < len(tasks):
-                # The next history's texts are embedded on a background thread while this
-                # one runs (mostly Python, on one core).
                 upcoming = tasks[position + 1]
                 _, history, todo = _corpus_for(upcoming)
-                prefetched.append(
-                    embedder.prefetch(texts_to_embed(upcoming.settings, history, todo))
-                )
+                sure, likely = texts_to_embed(upcoming.settings, history, todo)
+                prefetched.append(embedder.prefetch(sure + likely))
 
             def emit(record: dict[str, Any], task: HistoryTask = task) -> None:
                 on_record(task, record)
@@ -383,19 +391,24 @@ def replay(
     jobs: int = 1,
     max_model_calls: int | None = None,
     pool: ReplayPool | None = None,
+    corpus: Corpus | None = None,
 ) -> tuple[dict[str, Any], ReplayStats]:
     """Replay every history (or the first `limit`) and write the run directory.
 
     `jobs` worker processes replay histories side by side (1: in this process);
     `max_model_calls` bounds the model calls in flight across them (default: one
-    per worker). `pool` lends workers that outlive this call (`bench`). Raises
+    per worker). `pool` lends workers that outlive this call (`bench`). `corpus` is
+    the corpus at `corpus_dir` when the caller has loaded it already. Raises
     ReplayError when the run directory belongs to another run or a history fails;
     what was written stays, for `--resume`.
     """
     if jobs < 1:
         raise ValueError("jobs must be at least 1")
     started = time.perf_counter()
-    corpus = load_corpus(corpus_dir)
+    if corpus is None:
+        corpus = load_corpus(corpus_dir)
+    elif corpus.path != Path(corpus_dir):
+        raise ValueError(f"the corpus given was loaded from {corpus.path}, not {corpus_dir}")
     out_dir.mkdir(parents=True, exist_ok=True)
     config = run_config(settings, corpus, pool.jobs if pool else jobs)
     config["judge_model"] = judge_model

@@ -6,6 +6,7 @@ and a replay gives the same records with and without these."""
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from contextlib import nullcontext
 from datetime import date
@@ -205,7 +206,7 @@ def test_replay_records_are_the_same_without_the_speedups(
 
     emb.cache_clear()
     monkeypatch.setattr(replay_mod, "in_process_memory", lambda home: nullcontext())
-    monkeypatch.setattr(replay_mod, "texts_to_embed", lambda *args: [])
+    monkeypatch.setattr(replay_mod, "texts_to_embed", lambda *args: ([], []))
     monkeypatch.setattr(replay_mod, "documents_to_embed", lambda *args: [])
     monkeypatch.setattr(emb, "PARALLEL_MIN_TOKENS", 10**9)
     replay(CORPUS, tmp_path / "plain", settings)
@@ -213,3 +214,15 @@ def test_replay_records_are_the_same_without_the_speedups(
     assert _records(tmp_path / "fast") == _records(tmp_path / "plain")
     assert fast == (tmp_path / "plain" / "metrics.json").read_text()
     assert list((tmp_path / "plain").glob("work-*")) == []
+
+
+def test_replay_takes_the_corpus_already_loaded_only_from_its_own_path(tmp_path: Path) -> None:
+    from scenarios.loader import load_corpus
+
+    copy = tmp_path / "corpus"
+    shutil.copytree(CORPUS, copy)
+    settings = load_settings({"memory": "none", "gl": False})
+    with pytest.raises(ValueError, match="loaded from"):
+        replay(CORPUS, tmp_path / "run", settings, corpus=load_corpus(copy), limit=1)
+    replay(copy, tmp_path / "run", settings, corpus=load_corpus(copy), limit=1)
+    assert (tmp_path / "run" / "metrics.json").is_file()

@@ -66,6 +66,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 judge_model=args.judge_model,
                 jobs=args.jobs,
                 max_model_calls=args.max_model_calls,
+                corpus=corpus,  # validated above: not loaded twice
             )
     except ReplayError as exc:
         _print_replay_error(exc)
