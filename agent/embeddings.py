@@ -62,12 +62,11 @@ EMBEDDING_FUNCTION_NAME = "grounding-minilm-int8"
 EMBEDDING_DIM = 384
 MAX_LENGTH = 256
 BATCH_SIZE = 64
-# Threads of the session for large batches. Smaller inputs run on one thread: for a few
-# sentences a second thread costs more in hand-offs than it saves (measured on 2 cores:
-# a 80-token sentence takes about 28 ms on one thread, 50 ms on two), and the vectors
-# are the same bit for bit either way.
+# Threads of the session a caller runs on while no prefetch is running (on an idle 2-core
+# machine an 85-token sentence takes about 25 ms on one thread, 14 ms on two). A prefetch
+# runs on one thread, and so do callers meanwhile: two threads would fight it for the
+# cores. The vectors are the same bit for bit either way.
 INTRA_OP_THREADS = 2
-PARALLEL_MIN_TOKENS = 1024  # padded tokens in one inference run
 SINGLE_THREAD_BATCH = 8  # texts per run on one thread
 PREFETCH_PIECE = 16  # texts a prefetch claims (and a caller may wait for) at a time
 CACHE_MAXSIZE = 32_768  # about 50 MB of float32 vectors
@@ -334,6 +333,19 @@ _background_lock = threading.Lock()
 _background_executor: ThreadPoolExecutor | None = None
 
 
+_background_pending = 0  # prefetch requests submitted and not finished
+
+
+def _background_busy() -> bool:
+    return _background_pending > 0
+
+
+def _background_done(_: Future[None]) -> None:
+    global _background_pending
+    with _background_lock:
+        _background_pending -= 1
+
+
 def _background() -> ThreadPoolExecutor:
     """The process's one prefetch thread (created on first use)."""
     global _background_executor
@@ -401,10 +413,7 @@ class MiniLMEmbedder:
         # Sorted by token count, a batch holds similar lengths and padding to
         # its longest input wastes little.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        longest_all = len(encodings[order[-1]].ids)
-        parallel = parallel and INTRA_OP_THREADS > 1
-        if parallel and min(len(order), self.batch_size) * longest_all < PARALLEL_MIN_TOKENS:
-            parallel = False  # too little work per run for a second thread to pay
+        parallel = parallel and INTRA_OP_THREADS > 1 and not _background_busy()
         # One thread does best on small runs (less padding, matrices that stay in cache).
         size = self.batch_size if parallel else min(self.batch_size, SINGLE_THREAD_BATCH)
         for start in range(0, len(order), size):
@@ -481,7 +490,13 @@ class MiniLMEmbedder:
             skipped: Future[None] = Future()
             skipped.set_result(None)
             return skipped
-        return _background().submit(self._prefetch, wanted)
+        global _background_pending
+        executor = _background()
+        with _background_lock:
+            _background_pending += 1
+        future = executor.submit(self._prefetch, wanted)
+        future.add_done_callback(_background_done)  # also when cancelled
+        return future
 
     def _prefetch(self, texts: list[str]) -> None:
         missing = [t for t, v in zip(texts, _cache.peek_many(texts), strict=True) if v is None]

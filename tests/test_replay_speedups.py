@@ -208,7 +208,7 @@ def test_replay_records_are_the_same_without_the_speedups(
     monkeypatch.setattr(replay_mod, "in_process_memory", lambda home: nullcontext())
     monkeypatch.setattr(replay_mod, "texts_to_embed", lambda *args: ([], []))
     monkeypatch.setattr(replay_mod, "documents_to_embed", lambda *args: [])
-    monkeypatch.setattr(emb, "PARALLEL_MIN_TOKENS", 10**9)
+    monkeypatch.setattr(emb, "INTRA_OP_THREADS", 1)
     replay(CORPUS, tmp_path / "plain", settings)
 
     assert _records(tmp_path / "fast") == _records(tmp_path / "plain")
