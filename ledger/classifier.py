@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ledger.model import Act, ActionType, Kind
 from ledger.text import (
@@ -370,6 +371,7 @@ _STANDING_NOISE = re.compile(
 )
 
 
+@lru_cache(maxsize=1 << 14)
 def action_type_of(text: str) -> ActionType:
     """The consequential tool a rule is about, from its words."""
     norm = " " + _STANDING_NOISE.sub(" ", normalize(text)) + " "
@@ -393,6 +395,7 @@ def kind_of(text: str) -> Kind:
 _YOU = ("you", "your", "you'd", "you're", "you'll", "you've")
 
 
+@lru_cache(maxsize=1 << 14)  # a pure function of the text; Proposal is frozen
 def detect_proposal(text: str) -> Proposal | None:
     """Find a standing offer in an assistant turn; None for one-off actions and answers."""
     found: list[str] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9$][a-z0-9$'.-]*[a-z0-9]|[a-z0-9$]")
 _SENT = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+|\n+|;\s+|\s+--?\s+|\s+—\s+")
@@ -155,16 +156,26 @@ STOPWORDS = frozenset(
 )
 
 
+_SPACES = re.compile(r"\s+")
+_NOT_PHRASE_CHAR = re.compile(r"[^a-z0-9$'\s]")
+
+# The text helpers below are pure functions of their strings and run hundreds of thousands
+# of times per replay on the same rule, turn and request texts, so their results are cached.
+_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=_CACHE)
 def normalize(text: str) -> str:
     text = text.lower()
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
-    return re.sub(r"\s+", " ", text).strip()
+    return _SPACES.sub(" ", text).strip()
 
 
 def words(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
 
+@lru_cache(maxsize=_CACHE)
 def stem(word: str) -> str:
     """A tiny suffix stripper: enough to match 'paperbacks' with 'paperback', and
     'openings' with 'opening' (a plural is stripped before -ing / -ed)."""
@@ -189,8 +200,16 @@ def _strip(w: str, suffixes: tuple[tuple[str, str], ...]) -> str:
 
 
 def content_stems(text: str, extra_stop: Iterable[str] = ()) -> set[str]:
-    stop = STOPWORDS | set(extra_stop)
+    extra = frozenset(extra_stop)
+    if not extra:
+        return set(_content_stems(text))
+    stop = STOPWORDS | extra
     return {stem(w) for w in words(text) if w not in stop and len(w) > 1}
+
+
+@lru_cache(maxsize=_CACHE)
+def _content_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
 
 
 def sentences(text: str) -> list[str]:
@@ -199,12 +218,17 @@ def sentences(text: str) -> list[str]:
 
 def has_phrase(text: str, phrases: Iterable[str]) -> str | None:
     """Return the first phrase found as whole words in normalized text."""
-    norm = " " + re.sub(r"[^a-z0-9$'\s]", " ", normalize(text)) + " "
-    norm = re.sub(r"\s+", " ", norm)
+    norm = _phrase_text(text)
     for phrase in phrases:
         if " " + phrase + " " in norm:
             return phrase
     return None
+
+
+@lru_cache(maxsize=_CACHE)
+def _phrase_text(text: str) -> str:
+    """The text as has_phrase searches it: normalized, punctuation as spaces, padded."""
+    return _SPACES.sub(" ", " " + _NOT_PHRASE_CHAR.sub(" ", normalize(text)) + " ")
 
 
 # Common ways of saying one thing, read as one word when comparing texts: "nearly out of",
@@ -221,6 +245,7 @@ _SAME_THING = (
 )
 
 
+@lru_cache(maxsize=_CACHE)
 def canonical(text: str) -> str:
     """Normalized text with common phrasings of one thing replaced by one word."""
     norm = normalize(text)
