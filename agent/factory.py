@@ -97,7 +97,7 @@ class Agent:
     policy: Any
     actions: ActionLog = field(default_factory=ActionLog)
     similarity: Any = None
-    meaning: Any = None  # cosine of MiniLM embeddings, for the ledger writer
+    meaning: Any = None  # cosine of MiniLM embeddings, for the ledger writer and the gate
     persist_consumption: bool = True  # replay keeps its frozen ledger untouched
     profile_text: str = ""
 
@@ -147,7 +147,12 @@ class Agent:
                 for e in self.store.all()
             ]
 
-        gate = Gate(entries, mode=self.settings.gate_mode, similarity=self._similarity)
+        gate = Gate(
+            entries,
+            mode=self.settings.gate_mode,
+            similarity=self._similarity,
+            meaning=self.meaning,
+        )
 
         def on_executed(decision: GateResult) -> None:
             entry = gate.consume(decision)

@@ -150,8 +150,10 @@ class Gate:
         relevance_threshold: float = 0.15,
         ambiguity: float = 0.85,
         runner_up: float = 0.6,
+        meaning: Similarity | None = None,
     ) -> None:
         self._entries = entries
+        self.meaning = meaning  # plain meaning similarity, for limits named in other words
         self.mode = mode
         self.similarity = similarity
         self.threshold = relevance_threshold
@@ -365,7 +367,7 @@ class Gate:
             return self._result(Decision.confirm, reason, facts, entry)
         if entry.status == Status.scoped and entry.scope is not None:
             facts.today = facts.today or today
-            verdict = match_scope(entry.scope, facts)
+            verdict = match_scope(entry.scope, facts, self.meaning)
             if verdict.inside is True:
                 reason = (
                     f"inside the scope you agreed on {entry.updated_at.isoformat()} "

@@ -108,6 +108,12 @@ class Scope(BaseModel):
     until: date | None = None
     channels: list[str] = Field(default_factory=list)
     places: list[str] = Field(default_factory=list)
+    # The user's words on each side of the limit: what they allowed and what they handed
+    # back ("For the kitchen and household things, go ahead" / "Anything medical ... I
+    # would rather look at first"). A call that names neither side's words is placed by
+    # which side it means; without a handed-back side there is nothing to compare with.
+    allowed_text: str = ""
+    back_text: str = ""
 
     def is_empty(self) -> bool:
         return not any(

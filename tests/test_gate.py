@@ -191,6 +191,37 @@ def test_scoped_outside_but_explicitly_asked_allows() -> None:
     assert decide([scoped_oat()], facts).decision is Decision.allow
 
 
+def test_the_gate_places_a_scoped_call_by_meaning_when_given_a_meaning_similarity() -> None:
+    reply = (
+        "For the kitchen and household things, go ahead. Anything medical I would rather "
+        "look at first."
+    )
+    e = entry(
+        "a1",
+        Status.scoped,
+        "Whenever you're running low on something you buy regularly, shall I reorder it?",
+        action=ActionType.purchase,
+        scope=parse_scope(reply, AGREED, "For the kitchen and household things"),
+    )
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "tabs"},
+        request="We are nearly out of the dishwasher tabs.",
+        entity_text="Finish dishwasher tabs",
+        amount=14.0,
+    )
+
+    def meaning(a: str, b: str) -> float:
+        return 0.5 if "kitchen" in b else 0.0
+
+    plain = Gate(lambda: [e])
+    assert plain.check(facts, TODAY).decision is Decision.out_of_scope
+    gate = Gate(lambda: [e], meaning=meaning)
+    result = gate.check(facts, TODAY)
+    assert result.decision is Decision.allow
+    assert "rather than" in (result.scope_diff or "")
+
+
 def revision_pair(new_content: str, new_status: Status = Status.confirmed, **kw: Any):
     old = entry("a1", Status.revised, KEVIN_YES, superseded_by="a2")
     new = entry(

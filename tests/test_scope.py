@@ -522,3 +522,130 @@ def test_a_limit_to_a_kind_takes_in_what_falls_under_it_one_way() -> None:
     # a limit to jackets does not take in jeans
     jackets = parse_scope("On coats and jackets, yes.", TODAY, clause="On coats and jackets")
     assert match_scope(jackets, jeans).inside is False
+
+
+# --- limits named in other words: the allowed side against the handed-back side ----------
+
+KITCHEN = (
+    "For the kitchen and household things, go ahead. Anything medical or for my health I "
+    "would rather look at first."
+)
+
+
+def test_scope_keeps_both_sides_of_the_reply() -> None:
+    scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
+    assert scope.allowed_text == "For the kitchen and household things"
+    assert "medical" in scope.back_text and "kitchen" not in scope.back_text
+
+
+def test_a_limit_clause_on_the_handed_back_side_excludes() -> None:
+    # The clause the classifier found sits on the side that is handed back: it must not
+    # become what is allowed.
+    reply = (
+        "To contractors, certainly. For the consultants on our side, the structural engineer "
+        "or the reserve specialist, ask me; they sometimes need the figure."
+    )
+    scope = parse_scope(reply, TODAY, "For the consultants on our side")
+    assert "consultant" not in scope.categories
+    assert "consultant" in scope.excluded
+    assert "contractor" in scope.categories
+
+
+def by_words(table: dict[tuple[str, str], float]) -> Any:
+    """A meaning similarity that knows a few pairs (call word, side word) and nothing else."""
+
+    def meaning(a: str, b: str) -> float:
+        return max((v for (x, y), v in table.items() if x in a and y in b), default=0.0)
+
+    return meaning
+
+
+DISHWASHER = facts("purchase", request="We are nearly out of the Finish dishwasher tabs.")
+
+
+def test_a_call_meaning_the_allowed_side_is_inside() -> None:
+    scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
+    assert match_scope(scope, DISHWASHER).inside is False  # no shared word: outside
+    meaning = by_words({("dishwasher", "kitchen"): 0.45, ("dishwasher", "medical"): 0.05})
+    verdict = match_scope(scope, DISHWASHER, meaning)
+    assert verdict.inside is True
+    assert "rather than" in verdict.diff
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        # closer to the allowed side, but not by the margin
+        {("dishwasher", "kitchen"): 0.40, ("dishwasher", "medical"): 0.30},
+        # clear of the handed-back side, but about neither side in its own right
+        {("dishwasher", "kitchen"): 0.20, ("dishwasher", "medical"): -0.10},
+        # closer to what was handed back
+        {("dishwasher", "kitchen"): 0.10, ("dishwasher", "medical"): 0.50},
+    ],
+)
+def test_a_call_not_clearly_meaning_the_allowed_side_stays_outside(
+    table: dict[tuple[str, str], float],
+) -> None:
+    scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
+    assert match_scope(scope, DISHWASHER, by_words(table)).inside is False
+
+
+def allowed_side_of(scope: Scope) -> Any:
+    """A meaning similarity for which every call means the scope's allowed side."""
+
+    def meaning(a: str, b: str) -> float:
+        return 0.9 if b == scope.allowed_text else 0.0
+
+    return meaning
+
+
+def test_meaning_never_overrides_an_excluded_word_a_name_or_an_empty_other_side() -> None:
+    scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
+    pills = facts("purchase", request="Reorder my blood pressure pills, the medical ones.")
+    assert match_scope(scope, DISHWASHER, allowed_side_of(scope)).inside is True
+    assert match_scope(scope, pills, allowed_side_of(scope)).inside is False  # excluded
+    # A name is an exact limit: a market in Eugene is not a Portland market.
+    markets = parse_scope(
+        "Portland markets, absolutely. Out-of-town ones mean borrowing a car, so I want to "
+        "think those through.",
+        TODAY,
+        "Portland markets",
+        proposal="Should I take vendor spots at markets whenever one is offered?",
+    )
+    assert markets.categories == ["portland"]
+    eugene = facts(request="The Eugene Saturday Market wants me as a guest vendor.")
+    assert match_scope(markets, eugene, allowed_side_of(markets)).inside is False
+    # "so check with me for those" names nothing to compare with.
+    weddings = parse_scope(
+        "For weddings here in Catalonia, sure. The destination ones she's not always on, so "
+        "check with me for those.",
+        TODAY,
+        "For weddings here in Catalonia",
+    )
+    menorca = facts("send", request="The shot list for the Menorca wedding is in my docs.")
+    assert weddings.back_text
+    assert match_scope(weddings, menorca, allowed_side_of(weddings)).inside is False
+
+
+def test_a_failing_meaning_model_fails_closed() -> None:
+    def broken(a: str, b: str) -> float:
+        raise RuntimeError("model down")
+
+    scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
+    assert match_scope(scope, DISHWASHER, broken).inside is False
+
+
+def test_offline_minilm_places_a_call_by_meaning() -> None:
+    from agent.embeddings import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+
+    def cosine(a: str, b: str) -> float:
+        va, vb = embedder.embed_arrays([a, b])
+        return float(va @ vb)
+
+    scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
+    tabs = facts("purchase", request="We are nearly out of the Finish Quantum dishwasher tabs.")
+    batteries = facts("purchase", request="I am down to my last card of hearing aid batteries.")
+    assert match_scope(scope, tabs, cosine).inside is True
+    assert match_scope(scope, batteries, cosine).inside is False
