@@ -44,7 +44,7 @@ from ledger.model import (
     Status,
     latest_version,
 )
-from ledger.scope import CallFacts, match_scope
+from ledger.scope import CallFacts, match_scope, rule_times
 from ledger.text import (
     STOPWORDS,
     addressed_in,
@@ -106,7 +106,22 @@ def implied_response(text: str) -> str | None:
         return "yes"
     if found and re.search(r"\b(?:rsvp|reply|say|respond)\w* (?:yes)\b", norm):
         return "yes"
+    if len(found) > 1:
+        # "Your weekends end up going to shoots, so want me to turn down weekend invites?":
+        # the response is the one offered, not one a reason happens to mention.
+        offered = [r for r in found if _offered(norm, _RESPONSES[r])]
+        if len(offered) == 1:
+            return offered[0]
     return found[0] if len(found) == 1 else None
+
+
+_OFFER_VERB = (
+    r"\b(?:want me to|should i|shall i|i'll|i will|i can|i could|me to)\s+(?:\w+\s+){0,2}?"
+)
+
+
+def _offered(norm: str, cues: tuple[str, ...]) -> bool:
+    return any(re.search(_OFFER_VERB + re.escape(cue) + r"\b", norm) for cue in cues)
 
 
 # The assistant offering to ask first ("should I check with you before ...?").
@@ -248,6 +263,21 @@ class Gate:
                     return entry, score
         return top, top_score
 
+    def _by_time(self, facts: CallFacts, today: date) -> Arrangement | None:
+        """The one rule of this kind of action whose own words name times this call meets
+        and which picks this call ("decline anything that starts at seven or later" for a
+        dinner at 7:30), however unlike the request its other words are; None when no rule
+        or more than one does."""
+        found = [
+            entry
+            for entry in self._entries()
+            if entry.is_active_on(today)
+            and entry.action_type == facts.tool
+            and rule_times(entry.content).holds(facts.when)
+            and self._support(entry, facts) > 0
+        ]
+        return found[0] if len(found) == 1 else None
+
     def _stands_out(self, ranked: list[tuple[float, Arrangement]]) -> bool:
         """Is the best entry relevant at all: similar enough, or a little less similar but
         clearly ahead of every other entry (the one rule that speaks of running low, in
@@ -259,12 +289,14 @@ class Gate:
         return top >= self.threshold * _LOW_FACTOR and top >= second * _STANDS_OUT
 
     def _unaccepted_rival(
-        self, facts: CallFacts, today: date, best: Arrangement
+        self, facts: CallFacts, today: date, best: Arrangement, by_time: bool = False
     ) -> Arrangement | None:
         """An entry nearly as relevant as `best` that was never accepted (or was declined).
 
         When the match is that close, the gate cannot tell which arrangement the request
-        is about, and it fails closed rather than borrow another rule's consent.
+        is about, and it fails closed rather than borrow another rule's consent. When `best`
+        was found by the times it names (`by_time`), a rival must be relevant on its own:
+        similar enough, or naming times this call meets.
         """
         ranked = self.ranked(facts, today)
         if not ranked:
@@ -274,6 +306,10 @@ class Gate:
         for score, entry in ranked:
             unaccepted = entry.status in (Status.pending, Status.rejected)
             if entry.id == best.id or not unaccepted or entry.superseded_by is not None:
+                continue
+            if by_time and not (
+                score >= self.threshold or rule_times(entry.content).holds(facts.when)
+            ):
                 continue
             support = self._support(entry, facts)
             # A rival that picks exactly this call while the agreed rule only does not
@@ -292,6 +328,9 @@ class Gate:
         if facts.tool not in SIDE_EFFECTING:
             return self._result(Decision.allow, "read-only tool", facts)
         entry, _score = self.relevant(facts, today)
+        by_time = entry is None
+        if entry is None:
+            entry = self._by_time(facts, today)
         explicit, missing = explicit_request(facts)
         if entry is None:
             if explicit:
@@ -307,7 +346,7 @@ class Gate:
                 Decision.confirm, f"no standing arrangement covers this and {why}", facts
             )
         if entry.status in (Status.confirmed, Status.scoped) and not explicit:
-            rival = self._unaccepted_rival(facts, today, entry)
+            rival = self._unaccepted_rival(facts, today, entry, by_time)
             if rival is not None:
                 return self._result(
                     Decision.confirm,

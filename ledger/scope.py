@@ -419,6 +419,102 @@ def _hhmm(hour: str, minute: str | None, ampm: str | None) -> str:
     return f"{h:02d}:{minute or '00'}"
 
 
+_HOUR_WORDS = {
+    w: i + 1
+    for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
+} | {"noon": 12, "midnight": 24}
+_HOUR = r"(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
+# "anything that starts at seven or later", "begins at nine or after", "from 10pm on"
+_FROM_RE = re.compile(
+    r"\b(?:at|from)\s+" + _HOUR + r"\s+(?:or (?:later|after)|onwards?|on)\b"
+    r"|\b(?:after|past)\s+"
+    + _HOUR
+    + r"(?!\w)(?!\s*(?:weeks?|days?|months?|years?|hours?|minutes?|nights?|people|guests|of|more|or so))"
+)
+_UNTIL_RE = re.compile(
+    r"\b(?:before|earlier than)\s+"
+    + _HOUR
+    + r"(?!\w)(?!\s*(?:weeks?|days?|months?|years?|hours?|minutes?|nights?|people|guests|of|more|or so))"
+)
+_MONTH_SPAN = re.compile(
+    r"\b(?:between|from)\s+("
+    + "|".join(_MONTHS)
+    + r")\s+(?:and|through|to|till|until)\s+("
+    + "|".join(_MONTHS)
+    + r")\b"
+)
+
+
+@dataclass
+class When:
+    """The times a rule's own words are about: "decline anything that starts at seven or
+    later", "weekend invites between May and October". Empty when it names none."""
+
+    weekdays: list[int] = field(default_factory=list)
+    after: str | None = None  # "HH:MM", inclusive
+    before: str | None = None  # "HH:MM", exclusive
+    months: list[int] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.weekdays or self.after or self.before or self.months)
+
+    def holds(self, when: datetime | None) -> bool:
+        """Does a call at this time meet every condition? False when the time is unknown."""
+        if when is None or not self:
+            return False
+        hhmm = when.strftime("%H:%M")
+        return (
+            (not self.weekdays or when.weekday() in self.weekdays)
+            and (not self.after or hhmm >= self.after)
+            and (not self.before or hhmm < self.before)
+            and (not self.months or when.month in self.months)
+        )
+
+
+def _clock(hour: str, minute: str | None, ampm: str | None, evening: bool) -> str:
+    h = _HOUR_WORDS.get(hour) or int(hour)
+    ampm = (ampm or "").replace(".", "")
+    if ampm == "pm" and h < 12:
+        h += 12
+    elif ampm == "am" and h == 12:
+        h = 0
+    elif not ampm and evening and 1 <= h <= 11:
+        h += 12
+    return f"{min(h, 24):02d}:{minute or '00'}"
+
+
+def rule_times(text: str) -> When:
+    """The days, hours and months a rule's wording is about (see `When`).
+
+    An hour with no am/pm is read as events are spoken of: "at seven or later" and "after
+    nine" are in the evening unless the rule speaks of mornings; "before nine" is a morning.
+    """
+    norm = normalize(text)
+    toks = set(words(norm))
+    out = When()
+    if toks & {"weekend", "weekends"}:
+        out.weekdays = [5, 6]
+    elif toks & {"weekday", "weekdays", "weeknight", "weeknights"}:
+        out.weekdays = [0, 1, 2, 3, 4]
+    else:
+        out.weekdays = sorted({_DAYS[t.rstrip("s")] for t in toks if t.rstrip("s") in _DAYS})
+    morning = bool(toks & {"morning", "mornings", "am", "breakfast"})
+    m = _FROM_RE.search(norm)
+    if m:
+        hour, minute, ampm = m.group(1, 2, 3) if m.group(1) else m.group(4, 5, 6)
+        out.after = _clock(hour, minute, ampm, evening=not morning)
+    m = _UNTIL_RE.search(norm)
+    if m:
+        hour, minute, ampm = m.group(1, 2, 3)
+        out.before = _clock(hour, minute, ampm, evening=False)
+    m = _MONTH_SPAN.search(norm)
+    if m:
+        first, last = _MONTHS[m.group(1)], _MONTHS[m.group(2)]
+        span = range(first, last + 1) if first <= last else [*range(first, 13), *range(1, last + 1)]
+        out.months = list(span)
+    return out
+
+
 def _end_of_month(day: date) -> date:
     return date(day.year, day.month, calendar.monthrange(day.year, day.month)[1])
 

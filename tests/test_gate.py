@@ -406,6 +406,52 @@ def test_implied_response() -> None:
     assert implied_response("RSVP yes whenever I'm free") == "yes"
     assert implied_response("Mark me as maybe by default") == "maybe"
     assert implied_response("Handle invitations for me") is None
+    # A reason may mention another response; the one offered counts.
+    offer = (
+        "Your weekends end up going to shoots anyway, so want me to turn down weekend "
+        "invites from now on?"
+    )
+    assert implied_response(offer) == "no"
+
+
+# --- rules found by the times they name ----------------------------------------------------
+
+LATE = "Should I decline anything that starts at seven or later by default?"
+DINNER = rsvp(
+    "no",
+    request="Howard is organizing a dinner for the old crowd at Ray's Boathouse.",
+    entity_text="Sandberg reunion dinner at Ray's Boathouse",
+    recipients=["Howard"],
+    when=FRI_7PM.replace(minute=30),
+)
+
+
+def test_a_rule_found_by_the_times_it_names_governs_a_call_unlike_its_words() -> None:
+    rule = entry("a1", Status.confirmed, LATE)
+    result = decide([rule], DINNER)
+    assert result.decision is Decision.allow and result.entry_id == "a1"
+    # Another response, an unknown time or an earlier start: the rule does not cover it.
+    for facts in (
+        rsvp("yes", request=DINNER.request, when=DINNER.when),
+        rsvp("no", request=DINNER.request, when=None),
+        rsvp("no", request=DINNER.request, when=FRI_7PM.replace(hour=18)),
+    ):
+        assert decide([rule], facts).decision is Decision.confirm
+
+
+def test_a_rule_found_by_time_keeps_every_other_check() -> None:
+    pending = entry("a1", Status.pending, LATE)
+    result = decide([pending], DINNER)
+    assert result.decision is Decision.confirm and result.entry_id == "a1"
+    # Two rules that name the time: the gate cannot tell which one, so it asks.
+    other = entry("a2", Status.confirmed, "Decline anything after 7pm on Fridays?")
+    assert decide([entry("a1", Status.confirmed, LATE), other], DINNER).entry_id is None
+
+
+def test_an_unrelated_unaccepted_proposal_is_no_rival_for_a_rule_found_by_time() -> None:
+    rule = entry("a1", Status.confirmed, LATE)
+    seminars = entry("a2", Status.pending, "Want me to turn down sales seminars on my own?")
+    assert decide([rule, seminars], DINNER).decision is Decision.allow
 
 
 # --- which entries count -------------------------------------------------------------------

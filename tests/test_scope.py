@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ledger.model import Scope
-from ledger.scope import CallFacts, ScopeMatch, match_scope, parse_scope
+from ledger.scope import CallFacts, ScopeMatch, match_scope, parse_scope, rule_times
 
 TODAY = date(2025, 3, 10)  # a Monday
 FRI_7PM = datetime(2025, 3, 14, 19, 0)
@@ -649,3 +649,52 @@ def test_offline_minilm_places_a_call_by_meaning() -> None:
     batteries = facts("purchase", request="I am down to my last card of hearing aid batteries.")
     assert match_scope(scope, tabs, cosine).inside is True
     assert match_scope(scope, batteries, cosine).inside is False
+
+
+# --- the times a rule's own words name ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "weekdays", "after", "before", "months"),
+    [
+        (
+            "Should I decline anything that starts at seven or later by default?",
+            [],
+            "19:00",
+            None,
+            [],
+        ),
+        ("Want me to decline anything that begins at nine or later?", [], "21:00", None, []),
+        ("Decline anything from 10pm on.", [], "22:00", None, []),
+        ("Decline breakfast meetings after 8 in the morning.", [], "08:00", None, []),
+        ("Decline anything before 9.", [], None, "09:00", []),
+        ("Turn down weeknight invites after 9pm.", [0, 1, 2, 3, 4], "21:00", None, []),
+        (
+            "Want me to turn down weekend invites between May and October?",
+            [5, 6],
+            None,
+            None,
+            [5, 6, 7, 8, 9, 10],
+        ),
+        ("Skip the Tuesday classes.", [1], None, None, []),
+        ("Decline anything from November through February.", [], None, None, [11, 12, 1, 2]),
+        # no time at all, or numbers that are not clock times
+        ("RSVP yes to Kevin's game nights whenever you're free.", [], None, None, []),
+        ("Reorder it after 2 weeks if it runs low.", [], None, None, []),
+        ("Decline dinners with more than 8 people.", [], None, None, []),
+    ],
+)
+def test_rule_times(
+    text: str, weekdays: list[int], after: str | None, before: str | None, months: list[int]
+) -> None:
+    got = rule_times(text)
+    assert (got.weekdays, got.after, got.before, got.months) == (weekdays, after, before, months)
+
+
+def test_rule_times_hold_only_for_a_known_time_that_meets_every_condition() -> None:
+    late = rule_times("Decline weekend invites that start at seven or later.")
+    assert late.holds(SAT_7PM)
+    assert not late.holds(FRI_7PM)  # a Friday
+    assert not late.holds(datetime(2025, 3, 15, 18, 30))  # before seven
+    assert not late.holds(None)
+    assert not rule_times("Decline the rep dinners.").holds(SAT_7PM)  # names no time
