@@ -728,6 +728,7 @@ def choose(
     the working file, when the rule says proofs).
     """
     want = term_set(request, _ACTION_NOISE)
+    items = _coded(items, want, text_of)
 
     def fit(item: dict[str, Any]) -> float:
         return request_match(want, item, text_of)
@@ -751,6 +752,21 @@ def choose(
     if len(pool) > 1 and _RECENT.search(normalize(request)):
         pool = _newest(pool, text_of)
     return pool[0] if len(pool) == 1 else None
+
+
+_CODE = re.compile(r"(?=.*\d)(?=.*[a-z])")
+
+
+def _coded(
+    items: list[dict[str, Any]], want: set[str], text_of: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """The items that carry the codes the request names (a size "A2", a model "BC-QZ1",
+    "160GB"): a code of letters and digits is an exact choice that a rule's habit (the
+    A3+ it ordered last time) does not override. All items when the request names none."""
+    codes = {t for t in want if _CODE.match(t)}
+    if not codes:
+        return items
+    return best_by(items, lambda i: len(codes & term_set(text_of(i)))) or items
 
 
 def _pairs(text: str) -> set[tuple[str, str]]:

@@ -712,6 +712,28 @@ def test_choosing_among_items_the_rule_cannot_tell_apart_word_by_word() -> None:
     assert picked is not None and picked["id"] == "cur"
 
 
+def test_a_code_the_request_names_outweighs_the_item_the_rule_was_made_on() -> None:
+    """The rule was made on an A3+ box; "the big A2 sheets" still means an A2 box, and the
+    rule then picks its brand among the A2 ones."""
+    from agent.reference import choose, product_text
+
+    papers = [
+        {"id": "rag-a2", "title": "Hahnemuhle Photo Rag 308 A2 (25 sheets)"},
+        {"id": "canson-a2", "title": "Canson Rag Photographique 310 A2 (25 sheets)"},
+        {"id": "rag-a3plus", "title": "Hahnemuhle Photo Rag 308 A3+ (25 sheets)"},
+    ]
+    rule = (
+        "I'll order a 25-sheet box of Hahnemuhle Photo Rag 308 in A3+, same as last time. "
+        "Want me to stick with Photo Rag whenever the shop needs paper?"
+    )
+    request = "Running low on the big A2 sheets for the print shop, can you restock?"
+    picked = choose(papers, request, rule, product_text)
+    assert picked is not None and picked["id"] == "rag-a2"
+    # Without a code in the request the rule's own item stands.
+    picked = choose(papers, "Running low on paper for the print shop.", rule, product_text)
+    assert picked is not None and picked["id"] == "rag-a3plus"
+
+
 def test_a_rule_picks_the_earliest_of_several_dated_invitations() -> None:
     from agent.reference import choose, invitation_text
 
