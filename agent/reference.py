@@ -728,7 +728,7 @@ def choose(
     the working file, when the rule says proofs).
     """
     want = term_set(request, _ACTION_NOISE)
-    items = _coded(items, want, text_of)
+    items = _coded(items, want, text_of, request)
 
     def fit(item: dict[str, Any]) -> float:
         return request_match(want, item, text_of)
@@ -758,15 +758,33 @@ _CODE = re.compile(r"(?=.*\d)(?=.*[a-z])")
 
 
 def _coded(
-    items: list[dict[str, Any]], want: set[str], text_of: Callable[[dict[str, Any]], str]
+    items: list[dict[str, Any]],
+    want: set[str],
+    text_of: Callable[[dict[str, Any]], str],
+    request: str,
 ) -> list[dict[str, Any]]:
-    """The items that carry the codes the request names (a size "A2", a model "BC-QZ1",
-    "160GB"): a code of letters and digits is an exact choice that a rule's habit (the
-    A3+ it ordered last time) does not override. All items when the request names none."""
+    """The items that carry the size and the codes the request names ("size S" against an
+    item's size attribute; a size "A2", a model "BC-QZ1", "160GB" anywhere in its text): an
+    exact choice that a rule's habit (the A3+ it ordered last time) does not override. All
+    items when the request names none."""
+    size = _SIZE.search(normalize(request))
+    if size:
+        sized = [i for i in items if _attribute(i, "size") == size.group(1)]
+        items = sized or items
     codes = {t for t in want if _CODE.match(t)}
     if not codes:
         return items
     return best_by(items, lambda i: len(codes & term_set(text_of(i)))) or items
+
+
+# "size S", "in a size 10.5", "size 225/55R17"
+_SIZE = re.compile(r"\bsize\s+([a-z0-9][a-z0-9./+-]*)")
+
+
+def _attribute(item: dict[str, Any], name: str) -> str:
+    attributes = item.get("attributes")
+    value = attributes.get(name, "") if isinstance(attributes, dict) else ""
+    return normalize(str(value))
 
 
 def _pairs(text: str) -> set[tuple[str, str]]:

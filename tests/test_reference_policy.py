@@ -732,6 +732,16 @@ def test_a_code_the_request_names_outweighs_the_item_the_rule_was_made_on() -> N
     # Without a code in the request the rule's own item stands.
     picked = choose(papers, "Running low on paper for the print shop.", rule, product_text)
     assert picked is not None and picked["id"] == "rag-a3plus"
+    # "size S" is read against the items' size; the rule picks the cut among those.
+    shorts = [
+        {"id": "wmn-s", "title": "Joma women's shorts, black", "attributes": {"size": "S"}},
+        {"id": "uni-s", "title": "Joma unisex shorts, black", "attributes": {"size": "S"}},
+        {"id": "wmn-m", "title": "Joma women's shorts, black", "attributes": {"size": "M"}},
+    ]
+    rule = "Should I make women's fits the default whenever you need football gear?"
+    request = "Can you order me a pair of black football shorts, size S?"
+    picked = choose(shorts, request, rule, product_text)
+    assert picked is not None and picked["id"] == "wmn-s"
 
 
 def test_a_rule_picks_the_earliest_of_several_dated_invitations() -> None:
