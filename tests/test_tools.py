@@ -17,6 +17,7 @@ from tools import (
     TOOL_SPECS,
     ActionLog,
     Invitation,
+    Product,
     Toolbox,
     ToolCall,
     World,
@@ -270,6 +271,23 @@ def test_check_calendar(box: Toolbox, start: str, end: str, free: bool, titles: 
     assert ok
     assert data["free"] is free
     assert [s["title"] for s in data["busy"]] == titles
+
+
+def test_search_products_ignores_possessives() -> None:
+    """ "Tuesday's" and "Kar's" share no word: a search for the first finds nothing, so
+    every product comes back, not the one whose brand happens to end in 's."""
+    world = World(
+        products=[
+            Product(id="mix", title="Kar's Sweet 'N Salty trail mix", price=24.99),
+            Product(id="chips", title="Better Made potato chips variety case", price=21.99),
+        ]
+    )
+    box = Toolbox(world, ActionLog())
+    ok, data = run(box, "search_products", {"query": "usual Tuesday's Olympiad practice"})
+    assert ok and not data["matched"]
+    assert {p["id"] for p in data["products"]} == {"mix", "chips"}
+    ok, data = run(box, "search_products", {"query": "Kar's trail mix"})
+    assert data["matched"] and [p["id"] for p in data["products"]] == ["mix"]
 
 
 def test_check_calendar_bad_times(box: Toolbox) -> None:

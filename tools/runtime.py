@@ -411,7 +411,9 @@ def _stem(token: str) -> str:
 
 def _tokens(texts: list[str] | str) -> set[str]:
     joined = texts if isinstance(texts, str) else " ".join(texts)
-    words = re.findall(r"[a-z0-9]+", joined.casefold())
+    # A possessive is not a word of its own: "Tuesday's" must not match "Kar's" on "s".
+    joined = re.sub(r"['’]s\b", "", joined.casefold())
+    words = re.findall(r"[a-z0-9]+", joined)
     return {_stem(w) for w in words if w not in _STOPWORDS}
 
 
