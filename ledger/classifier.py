@@ -93,7 +93,13 @@ STANDING: tuple[str, ...] = (
 _STANDING_RE = re.compile(
     r"\bauto-?(?:decline|accept|rsvp|reply|forward|renew|reorder|buy|pay|send|approve|file|"
     r"confirm|respond|purchase|order|add|share|sort)\w*|\bevery (?:\w+ )?(?:one|invite|"
-    r"invitation|order|email|message|time|request|week|month|day)s?\b|\bwhen(?:ever)? (?:a|an|"
+    r"invitation|order|email|message|time|request|week|month|day|year|season|quarter|term|"
+    r"spring|summer|autumn|fall|winter|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|sunday|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday)s?\b|"
+    # "whatever channel each customer booked with": a choice made per case, for every case
+    r"\beach (?:customer|client|patient|student|member|guest|tenant|parent|supplier|vendor|"
+    r"buyer|caller|visitor|applicant)s?\b|\bwhen(?:ever)? (?:a|an|"
     r"any|you|your|someone|they|it|one|the next)\b.*\b(?:i'll|i will|i can|i could|should i|"
     r"want me)\b|\bkeep (?:doing|handling|sending|ordering|buying|forwarding) (?:this|that|"
     r"these|those|it)\b|\b(?:shall i|should i|i'll|i will|i can|i could|want me to) keep \w+ing\b|\bshould i just\b.*\b(?:every|each|all|any)\b|"
@@ -174,6 +180,12 @@ STANDING = (
     "that shows up",
     "that come in",
     "that comes in",
+    "as a matter of course",
+    "recurring",
+    "a subscription",
+    "on a schedule",
+    "without asking",
+    "forever",
 )
 OFFER = (
     *OFFER,
@@ -405,7 +417,9 @@ def detect_proposal(text: str) -> Proposal | None:
             continue
         offers = has_phrase(norm, OFFER) or norm.startswith(("want ", "should ", "shall "))
         # An offer may sit in the previous sentence: "I can do that. From now on?"
-        if offers or (found and norm.endswith("?")) or ("?" in sentence and has_phrase(norm, _YOU)):
+        # A standing question is an offer: "From now on, should any evening invite just get
+        # a polite no?"
+        if offers or norm.endswith("?") or ("?" in sentence and has_phrase(norm, _YOU)):
             found.append(sentence)
     if not found:
         return None
@@ -1288,6 +1302,7 @@ def classify_reply(assistant: str, user: str) -> Classification:
         yes
         or negated
         or reaction
+        or approving
         or approves_after
         or _ACK_WORD.match(first_q)
         or _refers_to_task(task_part, user)
@@ -1358,6 +1373,17 @@ def classify_reply(assistant: str, user: str) -> Classification:
             and normalize(restriction)[:12] not in first
             and bool(_starts_with(first, DIRECT_YES) or _APPROVING.search(first))
             and not (hands_back or _CONTRAST.search(norm))
+        )
+        # A remark, then an approval of its own ("Nothing good happens before nine. Blanket
+        # no it is."); or a "limit" that only repeats the proposal ("Do it for everyone",
+        # "View-only from now on" after "send decks view-only?").
+        others = [t for t in user_sents if normalize(restriction)[:12] not in normalize(t)]
+        remark = remark or (
+            not (hands_back or _CONTRAST.search(norm))
+            and (
+                any(_APPROVING.search(normalize(t)) and len(t.split()) <= 8 for t in others)
+                or _repeats_proposal(restriction, proposal.text)
+            )
         )
         limited = not remark
         if (
@@ -1430,8 +1456,14 @@ _ACK_WORD = re.compile(
 )
 _APPROVING = re.compile(
     r"^(?:do|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
-    r"gladly|go on|be my guest|fair enough|perfect sense|(?:much|far|way|so much) better)"
-    r"(?:$|[.!,])|"
+    r"gladly|go on|be my guest|fair enough|perfect sense|(?:much|far|way|so much) better|"
+    r"obviously|of course|absolutely|good shout|cracking idea|marvellous|brilliant|lovely)"
+    r"(?:$|[.!,—-]| —)|"
+    # "Blanket no it is.", "'The usual' it is.", "Seven it is."
+    r"(?:^|[.!?]\s+)(?!(?:\S+ )*(?:what|how|why|where|who|as|that's|this)\b)(?:\S+ ){1,4}it is[.!]*$|"
+    r"\b(?:sign me up|good shout|cracking idea|carte blanche|works a treat|no-brainer|"
+    r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
+    r"consider it (?:your|done)|wild horses|that's the rule|is the way to go|is the way)\b|"
     r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
     r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"
     r"easy (?:call|one|decision)|makes (?:total |perfect |good )?sense|you've got it|"
@@ -1447,10 +1479,35 @@ _APPROVING = re.compile(
     r"\block (?:it|them|that|those|these) in\b|\blet's do (?:it|that|this)\b|"
     r"\bthat(?:'s| is| was| would be|'d be) (?:\w+ ){0,3}(?:sensible|right|good|great|smart|"
     r"perfect|exactly|the system|the plan|the way|handy|ideal|prudent|wise|fair|helpful|useful|"
-    r"a relief|a gift|a lifesaver|a godsend|a good shout)\b|"
+    r"a relief|a gift|a lifesaver|a godsend|a good shout|marvellous|marvelous|brilliant|"
+    r"lovely|wonderful|fantastic|a treat|a dream)\b|"
     r"\b(?:would|'d|will|'ll) (?:suit|please) (?:me|us|her|him|them)\b|"
     r"\bworth (?:it|every)\b|\bsuits me\b|\bthe (?:way|how) (?:i|we|she|he|they) like\b"
 )
+
+
+_LIMIT_WORD = re.compile(
+    r"(?<![-\w])(?:only|just|except|unless|but|as long as|provided|so long as|apart from|"
+    r"other than|not)\b"
+)
+_QUANTIFIERS = frozenset(
+    stem(w) for w in "everyone everybody everything anyone anybody anything all every any".split()
+)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def _repeats_proposal(restriction: str, proposal: str) -> bool:
+    """Does a clause that looks like a limit only say again what the proposal said: every
+    content word and number of it is the proposal's ("View-only from now on" after "shared
+    as a view-only link ... is that how you'd like client decks sent?"), with no word that
+    limits ("only", "except", "but")?"""
+    norm = normalize(restriction)
+    if _LIMIT_WORD.search(norm):
+        return False
+    said = content_stems(proposal)
+    words = {w for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS if not w.isdigit()}
+    numbers = set(_NUMBER.findall(norm))
+    return words <= said and numbers <= set(_NUMBER.findall(normalize(proposal)))
 
 
 def _approves(user: str, proposal: str, task: str) -> bool:
@@ -1488,7 +1545,10 @@ _LIMIT_MARK = re.compile(
 )
 
 
-_ALWAYS = re.compile(r"\b(?:every time|each time|always|unless i say|as standard|from here on)\b")
+_ALWAYS = re.compile(
+    r"\b(?:every time|each time|always|unless i say|as standard|from here on|forever|for good|"
+    r"on everything|for everything|every one of them|by default)\b"
+)
 _GENERIC_STEMS = frozenset(
     stem(w)
     for w in "want like make just always time every each whenever now forward going default "

@@ -398,3 +398,86 @@ def test_one_time_acceptance(user: str, once: bool) -> None:
     assert one_time_acceptance(user) is once
     if once:  # the standing rule itself is not accepted
         assert classify_reply(DOG_FOOD, user).act is Act.implicit
+
+
+# --- a battery written after the rules by writers who never saw them -------------------------
+
+FRESH = ROOT / "tests" / "data" / "classify_fresh.jsonl"
+
+
+def test_the_fresh_battery_scores_at_least_what_was_measured() -> None:
+    """60 episodes (proposal + accept / scoped / unrelated reply) written blind to the code;
+    an unrelated reply read as `implicit` counts as right (both leave the proposal pending).
+    The rules scored 127/180 before cues were drawn from it and 145/180 after: a floor
+    against regressions, not a claim of accuracy on unseen text."""
+    rows = [json.loads(line) for line in FRESH.read_text().splitlines() if line.strip()]
+    assert len(rows) == 180
+    right = 0
+    for row in rows:
+        act = classify_reply(row["assistant"], row["user"]).act.value
+        gold = row["label"]
+        right += act == gold or (gold == "no_uptake" and act == "implicit")
+    assert right >= 145
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        "I'm declining the Hendersons' Tuesday dinner party. From now on, should any evening "
+        "invite from Tuesday to Saturday just get a polite no?",  # a standing question
+        "I've declined the 8 a.m. breakfast. Would you like me to decline anything starting "
+        "before 10 a.m. as a matter of course?",
+        "I've ordered a box of size 4 nappies. Want me to set up a recurring delivery so you "
+        "never run short?",
+        "I've bought the 5 kg tub of rose feed. Want me to reorder it every March without asking?",
+        "I've sent Mrs. Patel the invoice on WhatsApp. I could send invoices through whatever "
+        "channel each customer booked with. Want me to?",
+    ],
+)
+def test_more_ways_of_offering_a_standing_rule(assistant: str) -> None:
+    assert detect_proposal(assistant) is not None
+
+
+@pytest.mark.parametrize(
+    ("assistant", "user"),
+    [
+        (
+            "I declined the 7:30am vendor webinar. Would you like a blanket rule: any vendor "
+            "webinar before 9am gets an automatic no from me?",
+            "Nothing good happens before nine. Blanket no it is.",
+        ),
+        (
+            "I've accepted the lab seminar for Friday. Would it help if I always said yes to "
+            "them when your calendar's clear?",
+            "Why didn't we do this sooner?",
+        ),
+        (
+            "Want me to send client decks as view-only links going forward?",
+            "View-only from now on. I'm sick of finding my slides edited.",
+        ),
+        (
+            "I've sent Mrs. Patel the invoice on WhatsApp. I could send invoices through the "
+            "channel each customer booked with. Want me to?",
+            "Do it for everyone, cracking idea.",
+        ),
+        (
+            "I've sent the newsletter to the members' list. Every month when it's ready, I "
+            "could send it out the same way. Shall I?",
+            "That'd be marvellous. One less job for the committee secretary.",
+        ),
+    ],
+)
+def test_acceptances_that_look_like_limits_or_new_subjects(assistant: str, user: str) -> None:
+    assert classify_reply(assistant, user).act is Act.accept
+
+
+def test_a_limit_that_only_repeats_the_proposal_is_not_a_scope_but_only_still_limits() -> None:
+    offer = (
+        "I've shared the deck as a view-only link. Is that how you'd like client decks sent "
+        "going forward?"
+    )
+    assert classify_reply(offer, "Only for the Lowell & Finch decks.").act is Act.scoped
+    assert (
+        classify_reply(offer, "View-only for external clients, but ask me for the board.").act
+        is Act.scoped
+    )
