@@ -1382,7 +1382,12 @@ def classify_reply(assistant: str, user: str) -> Classification:
             not (hands_back or _CONTRAST.search(norm))
             and (
                 any(_APPROVING.search(normalize(t)) and len(t.split()) <= 8 for t in others)
-                or _repeats_proposal(restriction, proposal.text)
+                or (
+                    _repeats_proposal(restriction, proposal.text)
+                    # "For letters to parents, yes. Anything going to colleagues, keep it as
+                    # Word": another case treated otherwise is the other side of a limit.
+                    and not any(_OTHER_CASE.match(normalize(t)) for t in others)
+                )
             )
         )
         limited = not remark
@@ -1494,6 +1499,9 @@ _QUANTIFIERS = frozenset(
     stem(w) for w in "everyone everybody everything anyone anybody anything all every any".split()
 )
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+_OTHER_CASE = re.compile(r"^(?:anything|any|if|when|whenever|for|but|otherwise|the rest|others?)\b")
 
 
 def _repeats_proposal(restriction: str, proposal: str) -> bool:

@@ -408,7 +408,7 @@ FRESH = ROOT / "tests" / "data" / "classify_fresh.jsonl"
 def test_the_fresh_battery_scores_at_least_what_was_measured() -> None:
     """60 episodes (proposal + accept / scoped / unrelated reply) written blind to the code;
     an unrelated reply read as `implicit` counts as right (both leave the proposal pending).
-    The rules scored 127/180 before cues were drawn from it and 145/180 after: a floor
+    The rules scored 127/180 before cues were drawn from it and 146/180 after: a floor
     against regressions, not a claim of accuracy on unseen text."""
     rows = [json.loads(line) for line in FRESH.read_text().splitlines() if line.strip()]
     assert len(rows) == 180
@@ -417,7 +417,7 @@ def test_the_fresh_battery_scores_at_least_what_was_measured() -> None:
         act = classify_reply(row["assistant"], row["user"]).act.value
         gold = row["label"]
         right += act == gold or (gold == "no_uptake" and act == "implicit")
-    assert right >= 145
+    assert right >= 146
 
 
 @pytest.mark.parametrize(
@@ -472,6 +472,13 @@ def test_acceptances_that_look_like_limits_or_new_subjects(assistant: str, user:
 
 
 def test_a_limit_that_only_repeats_the_proposal_is_not_a_scope_but_only_still_limits() -> None:
+    letters = (
+        "I've emailed the parents the trip letter as a PDF. Would you like PDFs to be the "
+        "standard for all parent letters, so nobody can edit them?"
+    )
+    # The limit repeats the proposal, but another case is treated otherwise: still a scope.
+    reply = "For letters to parents, yes. Anything going to colleagues, keep it as Word."
+    assert classify_reply(letters, reply).act is Act.scoped
     offer = (
         "I've shared the deck as a view-only link. Is that how you'd like client decks sent "
         "going forward?"
