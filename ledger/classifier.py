@@ -1386,7 +1386,7 @@ def classify_reply(assistant: str, user: str) -> Classification:
                     _repeats_proposal(restriction, proposal.text)
                     # "For letters to parents, yes. Anything going to colleagues, keep it as
                     # Word": another case treated otherwise is the other side of a limit.
-                    and not any(_OTHER_CASE.match(normalize(t)) for t in others)
+                    and not any(_OTHER_CASE.search(normalize(t)) for t in others)
                 )
             )
         )
@@ -1462,13 +1462,15 @@ _ACK_WORD = re.compile(
 _APPROVING = re.compile(
     r"^(?:do|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
     r"gladly|go on|be my guest|fair enough|perfect sense|(?:much|far|way|so much) better|"
-    r"obviously|of course|absolutely|good shout|cracking idea|marvellous|brilliant|lovely)"
+    r"obviously|of course|absolutely|good shout|cracking idea|marvellous|brilliant|lovely|"
+    r"forever|always|on you go|every (?:single )?time)"
     r"(?:$|[.!,—-]| —)|"
     # "Blanket no it is.", "'The usual' it is.", "Seven it is."
     r"(?:^|[.!?]\s+)(?!(?:\S+ )*(?:what|how|why|where|who|as|that's|this)\b)(?:\S+ ){1,4}it is[.!]*$|"
     r"\b(?:sign me up|good shout|cracking idea|carte blanche|works a treat|no-brainer|"
     r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
-    r"consider it (?:your|done)|wild horses|that's the rule|is the way to go|is the way)\b|"
+    r"consider (?:it|the word|that) (?:your|yours|done|said)|wild horses|that's the rule|"
+    r"is the way to go|is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem))\b|"
     r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
     r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"
     r"easy (?:call|one|decision)|makes (?:total |perfect |good )?sense|you've got it|"
@@ -1501,7 +1503,11 @@ _QUANTIFIERS = frozenset(
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
-_OTHER_CASE = re.compile(r"^(?:anything|any|if|when|whenever|for|but|otherwise|the rest|others?)\b")
+_OTHER_CASE = re.compile(
+    r"^(?:anything|any|if|when|whenever|for|but|otherwise|the rest|others?)\b|"
+    r"\b(?:the rest|everything else|anything else|otherwise|other ones|others|rather|instead|"
+    r"not|don't|never)\b"
+)
 
 
 def _repeats_proposal(restriction: str, proposal: str) -> bool:
@@ -1513,9 +1519,26 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     if _LIMIT_WORD.search(norm):
         return False
     said = content_stems(proposal)
-    words = {w for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS if not w.isdigit()}
-    numbers = set(_NUMBER.findall(norm))
-    return words <= said and numbers <= set(_NUMBER.findall(normalize(proposal)))
+    words = {
+        w
+        for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS
+        if not w.isdigit() and w not in _CLOCK_WORDS
+    }
+    numbers = set(_NUMBER.findall(_digits(norm)))
+    return words <= said and numbers <= set(_NUMBER.findall(_digits(normalize(proposal))))
+
+
+_CLOCK_WORDS = {
+    w: str(i + 1)
+    for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
+}
+
+
+def _digits(text: str) -> str:
+    """Number words as digits ("Fridays at four" against "every Friday at 4pm")."""
+    return re.sub(
+        r"\b(" + "|".join(_CLOCK_WORDS) + r")\b", lambda m: _CLOCK_WORDS[m.group(1)], text
+    )
 
 
 def _approves(user: str, proposal: str, task: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -403,21 +404,31 @@ def test_one_time_acceptance(user: str, once: bool) -> None:
 # --- a battery written after the rules by writers who never saw them -------------------------
 
 FRESH = ROOT / "tests" / "data" / "classify_fresh.jsonl"
+UNSEEN = ROOT / "tests" / "data" / "classify_unseen.jsonl"
 
 
-def test_the_fresh_battery_scores_at_least_what_was_measured() -> None:
-    """60 episodes (proposal + accept / scoped / unrelated reply) written blind to the code;
-    an unrelated reply read as `implicit` counts as right (both leave the proposal pending).
-    The rules scored 127/180 before cues were drawn from it and 146/180 after: a floor
-    against regressions, not a claim of accuracy on unseen text."""
-    rows = [json.loads(line) for line in FRESH.read_text().splitlines() if line.strip()]
-    assert len(rows) == 180
+def _battery_score(path: Path) -> tuple[int, int]:
+    """Right answers on a battery; an unrelated reply read as `implicit` counts as right
+    (both leave the proposal pending)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     right = 0
     for row in rows:
         act = classify_reply(row["assistant"], row["user"]).act.value
         gold = row["label"]
         right += act == gold or (gold == "no_uptake" and act == "implicit")
-    assert right >= 146
+    return right, len(rows)
+
+
+def test_the_fresh_batteries_score_at_least_what_was_measured() -> None:
+    """Batteries of episodes (proposal + accept / scoped / unrelated reply) written blind to
+    the code. `classify_fresh` (90 episodes) scored 212/270 before cues were drawn from it
+    and 241/270 after; `classify_unseen` (30 episodes, never used to change a cue; one
+    scoped reply read as an acceptance was looked at and fixed in general form) scored 71/90
+    before and after. Floors against regressions, not claims of accuracy on unseen text."""
+    right, total = _battery_score(FRESH)
+    assert total == 270 and right >= 241
+    right, total = _battery_score(UNSEEN)
+    assert total == 90 and right >= 71
 
 
 @pytest.mark.parametrize(
@@ -479,6 +490,12 @@ def test_a_limit_that_only_repeats_the_proposal_is_not_a_scope_but_only_still_li
     # The limit repeats the proposal, but another case is treated otherwise: still a scope.
     reply = "For letters to parents, yes. Anything going to colleagues, keep it as Word."
     assert classify_reply(letters, reply).act is Act.scoped
+    pharmacy = (
+        "I've ordered your inhaler refill through Larkspur Pharmacy. Should Larkspur be my "
+        "go-to for all your prescriptions from now on?"
+    )
+    reply = "Prescriptions, yes. Vitamins and the rest I'd rather buy wherever's cheapest."
+    assert classify_reply(pharmacy, reply).act is Act.scoped
     offer = (
         "I've shared the deck as a view-only link. Is that how you'd like client decks sent "
         "going forward?"
