@@ -1167,11 +1167,17 @@ def _new_directive(reply: str) -> str | None:
     return None
 
 
+_EXTRA_STEP = re.compile(r"\b(?:to|by|past|with) (?:me|us) first\b|\bfirst\b.*\bthen\b")
+
+
 def _restates(directive: str, proposal: str) -> bool:
     """Does a directive after a yes only repeat the proposal ("yes, add it on the big stuff
     from now on" to "should I add the plan ...")? Its verb is the proposal's own."""
     norm = normalize(directive)
     if has_phrase(norm, _STRONG_REVISE) or has_phrase(norm, ("but", "except", "only", "instead")):
+        return False
+    # A step the proposal did not have: "send them to me first ..., then to everyone".
+    if _EXTRA_STEP.search(norm):
         return False
     m = _IMPERATIVE.search(_ASK_ME.sub(" ", norm))
     if m is None:
