@@ -115,7 +115,17 @@ _STANDING_RE = re.compile(
     r"\b(?:on|for) (?:everything|anything|all) (?:i|you|we) (?:buy|order|get|send|book)\b|"
     r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an) \w+.*\b(?:should i|shall i|"
     r"want me to|i'll|i can)\b|"
-    r"\bwithout (?:bugging|bothering|asking|checking with|pinging) you\b",
+    r"\bwithout (?:bugging|bothering|asking|checking with|pinging) you\b|"
+    # "answer each one the same way", "route every governors' paper through her like that",
+    # "make that the rule: whoever asks ...", "when a complaint lands, would you like me to"
+    r"\b(?:each|every) one (?:of them )?(?:the same way|like that|like this|that way)\b|"
+    r"\bevery\b.*\blike (?:that|this)\b|\blike (?:that|this)\b.*\bevery\b|"
+    r"\bevery (?:[\w']+ ){0,2}(?:paper|document|report|file|letter|invoice|receipt|statement|"
+    r"form|bill|quote|complaint|enquiry|inquiry|booking|delivery)s?\b|"
+    r"\bmake (?:that|this|it) (?:the|a|our|my|your) (?:rule|default|standard|norm|practice|"
+    r"policy)\b|\bwhoever\b|"
+    r"\bwhen(?:ever)? (?:a|an|any|someone|one)\b.*\b(?:would you like me|do you want me|"
+    r"shall i|should i|want me)\b",
 )
 OFFER: tuple[str, ...] = (
     "i'll",

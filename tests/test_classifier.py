@@ -443,6 +443,14 @@ def test_the_fresh_batteries_score_at_least_what_was_measured() -> None:
         "I've bought the 5 kg tub of rose feed. Want me to reorder it every March without asking?",
         "I've sent Mrs. Patel the invoice on WhatsApp. I could send invoices through whatever "
         "channel each customer booked with. Want me to?",
+        "I've put you down as a maybe for the hedge-laying day. These will keep coming all "
+        "winter. I could answer each one the same way, if that suits you?",
+        "I've emailed Tom the audited accounts as a PDF. Shall we make that the rule: whoever "
+        "asks for the accounts gets the PDF?",
+        "I've acknowledged her email and attached the appeals policy. When an appeal comes "
+        "in, would you like me to send the policy out like that straight away?",
+        "I've sent it to the clerk to go out with the pack. Want me to route every trustees' "
+        "report through her like that?",
     ],
 )
 def test_more_ways_of_offering_a_standing_rule(assistant: str) -> None:
@@ -480,6 +488,18 @@ def test_more_ways_of_offering_a_standing_rule(assistant: str) -> None:
 )
 def test_acceptances_that_look_like_limits_or_new_subjects(assistant: str, user: str) -> None:
     assert classify_reply(assistant, user).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        "I've wrapped each one in tissue paper and sent the parcel.",
+        "Every report I found is in the shared folder now.",
+        "When the parcel arrives, it goes to the front desk.",
+    ],
+)
+def test_one_off_reports_with_every_or_each_are_not_proposals(assistant: str) -> None:
+    assert detect_proposal(assistant) is None
 
 
 def test_a_limit_that_only_repeats_the_proposal_is_not_a_scope_but_only_still_limits() -> None:
