@@ -272,16 +272,16 @@ ASK_BACK = re.compile(
     r"run (?:it|them|those|these|that|one) (?:by|past) "
     r"(?:me|us)|ping me|confirm with me|let me (?:know|decide|choose|pick|see|approve|weigh|"
     r"look|handle|deal)|bring (?:it|them|those|these|that|one) to (?:me|us)|leave (?:it|them|"
-    r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that) (?:for|"
-    r"to) (?:me|us)|(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
+    r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that)(?: (?:for|"
+    r"to) (?:me|us))?|(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
     r"to|i prefer to|i'd prefer to|i'd rather|i would rather) (?:\w+ ){0,2}(?:decide|see|look|"
     r"judge|weigh|check|pick|choose|review|handle|think|approve|spell|write|sort)\b|(?:rather|"
     r"prefer)(?: it if)? you (?:ask|check|run|confirm)|i'd like a look|myself|by hand|"
     r"case[- ]by[- ]case|on my own|comes? to me|hold off|let's talk|another (?:matter|story)|"
     r"different (?:story|matter)|its own thing|(?:really |it )?depends\b|don't (?:go by|assume|"
     r"do that|do it|do those)|needs? (?:asking|my (?:ok|okay|sign-off|approval)|approval)|"
-    r"weigh in|think (?:those|them|it) through|one at a time|too (?:much|expensive|pricey|"
-    r"risky|far|big|many))\b"
+    r"weigh in|think (?:those|them|it) through|one at a time|(?<!one )too (?:much|expensive|"
+    r"pricey|risky|far|big|many))\b"
 )
 # A word or phrase of acceptance inside a clause ("X, definitely", "for Marta, always").
 ACCEPT_CUE = re.compile(

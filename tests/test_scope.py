@@ -698,3 +698,12 @@ def test_rule_times_hold_only_for_a_known_time_that_meets_every_condition() -> N
     assert not late.holds(datetime(2025, 3, 15, 18, 30))  # before seven
     assert not late.holds(None)
     assert not rule_times("Decline the rep dinners.").holds(SAT_7PM)  # names no time
+
+
+def test_handing_back_with_flag_and_not_with_one_too_many() -> None:
+    from ledger.text import sides
+
+    allowed, back = sides("For work socials, go for it. If it's family, flag it so I can swap.")
+    assert back and "family" in " ".join(back)
+    allowed, back = sides("PDF every time. They've mangled my formatting one too many times.")
+    assert not back
