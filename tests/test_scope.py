@@ -705,5 +705,6 @@ def test_handing_back_with_flag_and_not_with_one_too_many() -> None:
 
     allowed, back = sides("For work socials, go for it. If it's family, flag it so I can swap.")
     assert back and "family" in " ".join(back)
-    allowed, back = sides("PDF every time. They've mangled my formatting one too many times.")
+    assert "work socials" in " ".join(" ".join(parts) for parts in allowed)
+    _, back = sides("PDF every time. They've mangled my formatting one too many times.")
     assert not back
