@@ -1382,8 +1382,15 @@ class ReferencePolicy:
                     "body": f"Hi {contact.get('name', '')}, {inp.request.strip()}",
                 },
             )
-        doc = choose(seen.documents, inp.request, text, document_text)
-        if doc is None or contact is None:
+        if contact is None:
+            return None
+        # The recipient's name says who gets it, not what: "Penrose Ladd want my CV" asks for
+        # the CV, not the cover letter titled "Penrose Ladd". Without it the request must
+        # still pick one document; if it cannot, the whole request decides.
+        doc = choose(
+            seen.documents, _without_name(inp.request, contact), text, document_text
+        ) or choose(seen.documents, inp.request, text, document_text)
+        if doc is None:
             return None
         if rule is not None:
             named = [str(c.get("name", "")) for c in named_contacts(seen.contacts, inp.request)]
@@ -1444,6 +1451,19 @@ class ReferencePolicy:
             ActionType.send: "Where and what should I send?",
         }.get(action, "What would you like me to do?")
         return f"I'll check with you first, as {said}. {what}"
+
+
+def _without_name(request: str, contact: dict[str, Any]) -> str:
+    """The request without the words of the contact's name."""
+    name = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", str(contact.get("name", "")))}
+    if not name:
+        return request
+    kept = [
+        w
+        for w in re.split(r"(\s+)", request)
+        if re.sub(r"\W", "", re.sub(r"['’]s\W*$", "", w.lower())) not in name
+    ]
+    return "".join(kept)
 
 
 def _subject(request: str) -> str:

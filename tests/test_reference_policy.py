@@ -786,3 +786,28 @@ def test_a_rule_that_also_says_send_still_governs_an_rsvp() -> None:
     )
     assert domain_of(rule) != ActionType.rsvp or _mentions(rule, ActionType.rsvp)
     assert _mentions(rule, ActionType.rsvp)
+
+
+def test_the_recipients_name_does_not_pick_the_document() -> None:
+    """ "Harlow Baines want my CV": the CV, not the cover letter whose title names the firm;
+    a document that only the recipient's name tells apart is still found."""
+    from agent.reference import _without_name, choose, document_text
+
+    firm = {"name": "Harlow Baines Recruitment", "email": "jobs@harlowbaines.example"}
+    docs = [
+        {"id": "cv", "title": "CV, clinic experience first", "body": ""},
+        {"id": "cover", "title": "Cover letter, Harlow Baines internship", "body": ""},
+    ]
+    request = "Harlow Baines recruitment have asked for an up-to-date CV. Can you send it?"
+    assert _without_name(request, firm).split()[:3] == ["have", "asked", "for"]
+    picked = choose(docs, _without_name(request, firm), None, document_text)
+    assert picked is not None and picked["id"] == "cv"
+    doctor = {"name": "Dr Helen Okafor", "email": "okafor@clinic.example"}
+    letters = [
+        {"id": "okafor", "title": "Referral letter, Dr Okafor", "body": ""},
+        {"id": "smith", "title": "Referral letter, Dr Smith", "body": ""},
+    ]
+    request = "Send Dr Okafor the referral letter."
+    assert choose(letters, _without_name(request, doctor), None, document_text) is None
+    picked = choose(letters, request, None, document_text)
+    assert picked is not None and picked["id"] == "okafor"
