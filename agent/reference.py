@@ -782,9 +782,7 @@ _SIZE = re.compile(r"\bsize\s+([a-z0-9][a-z0-9./+-]*)")
 
 
 def _attribute(item: dict[str, Any], name: str) -> str:
-    attributes = item.get("attributes")
-    value = attributes.get(name, "") if isinstance(attributes, dict) else ""
-    return normalize(str(value))
+    return normalize(str((item.get("attributes") or {}).get(name, "")))
 
 
 def _pairs(text: str) -> set[tuple[str, str]]:

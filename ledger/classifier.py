@@ -16,6 +16,7 @@ from ledger.model import Act, ActionType, Kind
 from ledger.text import (
     ACCEPT_CUE,
     ASK_BACK,
+    HOUR_WORDS,
     content_stems,
     has_phrase,
     normalize,
@@ -1478,7 +1479,7 @@ _ACK_WORD = re.compile(
 _APPROVING = re.compile(
     r"^(?:do|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
     r"gladly|go on|be my guest|fair enough|perfect sense|(?:much|far|way|so much) better|"
-    r"obviously|of course|absolutely|good shout|cracking idea|marvellous|brilliant|lovely|"
+    r"obviously|of course|absolutely|marvellous|brilliant|lovely|"
     r"forever|always|on you go|every (?:single )?time)"
     r"(?:$|[.!,—-]| —)|"
     # "Blanket no it is.", "'The usual' it is.", "Seven it is."
@@ -1486,7 +1487,7 @@ _APPROVING = re.compile(
     r"\b(?:sign me up|good shout|cracking idea|carte blanche|works a treat|no-brainer|"
     r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
     r"consider (?:it|the word|that) (?:your|yours|done|said)|wild horses|that's the rule|"
-    r"is the way to go|is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem))\b|"
+    r"is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem))\b|"
     r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
     r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"
     r"easy (?:call|one|decision)|makes (?:total |perfect |good )?sense|you've got it|"
@@ -1538,23 +1539,18 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     words = {
         w
         for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS
-        if not w.isdigit() and w not in _CLOCK_WORDS
+        if not w.isdigit() and w not in HOUR_WORDS
     }
     numbers = set(_NUMBER.findall(_digits(norm)))
     return words <= said and numbers <= set(_NUMBER.findall(_digits(normalize(proposal))))
 
 
-_CLOCK_WORDS = {
-    w: str(i + 1)
-    for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
-}
+_HOUR_WORD = re.compile(r"\b(" + "|".join(HOUR_WORDS) + r")\b")
 
 
 def _digits(text: str) -> str:
     """Number words as digits ("Fridays at four" against "every Friday at 4pm")."""
-    return re.sub(
-        r"\b(" + "|".join(_CLOCK_WORDS) + r")\b", lambda m: _CLOCK_WORDS[m.group(1)], text
-    )
+    return _HOUR_WORD.sub(lambda m: str(HOUR_WORDS[m.group(1)]), text)
 
 
 def _approves(user: str, proposal: str, task: str) -> bool:

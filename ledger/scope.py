@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from ledger.model import Scope
-from ledger.text import ASK_BACK, STOPWORDS, normalize, sides, stem, words
+from ledger.text import ASK_BACK, HOUR_WORDS, STOPWORDS, normalize, sides, stem, words
 
 _NUMBER_WORDS = {
     "ten": 10,
@@ -419,23 +419,19 @@ def _hhmm(hour: str, minute: str | None, ampm: str | None) -> str:
     return f"{h:02d}:{minute or '00'}"
 
 
-_HOUR_WORDS = {
-    w: i + 1
-    for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
-} | {"noon": 12, "midnight": 24}
+_HOUR_WORDS = HOUR_WORDS | {"noon": 12, "midnight": 24}
 _HOUR = r"(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 # "anything that starts at seven or later", "begins at nine or after", "from 10pm on"
+# ... but not "after 2 weeks", "before 8 people"
+_NOT_A_UNIT = (
+    r"(?!\w)(?!\s*(?:weeks?|days?|months?|years?|hours?|minutes?|nights?|people|guests|of|more|"
+    r"or so))"
+)
 _FROM_RE = re.compile(
     r"\b(?:at|from)\s+" + _HOUR + r"\s+(?:or (?:later|after)|onwards?|on)\b"
-    r"|\b(?:after|past)\s+"
-    + _HOUR
-    + r"(?!\w)(?!\s*(?:weeks?|days?|months?|years?|hours?|minutes?|nights?|people|guests|of|more|or so))"
+    r"|\b(?:after|past)\s+" + _HOUR + _NOT_A_UNIT
 )
-_UNTIL_RE = re.compile(
-    r"\b(?:before|earlier than)\s+"
-    + _HOUR
-    + r"(?!\w)(?!\s*(?:weeks?|days?|months?|years?|hours?|minutes?|nights?|people|guests|of|more|or so))"
-)
+_UNTIL_RE = re.compile(r"\b(?:before|earlier than)\s+" + _HOUR + _NOT_A_UNIT)
 _MONTH_SPAN = re.compile(
     r"\b(?:between|from)\s+("
     + "|".join(_MONTHS)
@@ -865,6 +861,17 @@ def _closer_to_allowed(scope: Scope, facts: CallFacts, meaning: Meaning | None) 
     return margin >= MEANING_MARGIN and allowed >= MEANING_FLOOR
 
 
+def _named_limit(
+    matched: str | None, scope: Scope, facts: CallFacts, meaning: Meaning | None
+) -> tuple[bool, str]:
+    """The verdict on a named limit: held in words (`matched`), held in meaning, or not."""
+    if matched:
+        return True, matched
+    if _closer_to_allowed(scope, facts, meaning):
+        return True, f"means {scope.allowed_text!r} rather than {scope.back_text!r}"
+    return False, f"not {scope.text!r}"
+
+
 def _capitalized(text: str) -> set[str]:
     """Stems of the capitalized words of a text (names, and words that open a sentence)."""
     return {stem(w.lower().removesuffix("'s")) for w in re.findall(r"\b[A-Z][\w']+", text)}
@@ -942,22 +949,13 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         )
     if scope.places:
         hit = [p for p in scope.places if all(stem(w) in text_stems for w in words(p))]
-        if hit:
-            checks.append((True, f"in {', '.join(hit)}"))
-        elif _closer_to_allowed(scope, facts, meaning):
-            checks.append((True, f"means {scope.allowed_text!r} rather than {scope.back_text!r}"))
-        else:
-            checks.append((False, f"not {scope.text!r}"))
+        checks.append(_named_limit(f"in {', '.join(hit)}" if hit else None, scope, facts, meaning))
     people_and_places = {stem(w) for p in [*scope.people, *scope.places] for w in words(p)}
     categories = {c for c in scope.categories if c not in people_and_places}
     if categories:
         hit = sorted(k for k in categories if found(k))
-        if hit:
-            checks.append((True, f"matches '{', '.join(hit)}'"))
-        elif _closer_to_allowed(scope, facts, meaning):
-            checks.append((True, f"means {scope.allowed_text!r} rather than {scope.back_text!r}"))
-        else:
-            checks.append((False, f"not {scope.text!r}"))
+        matched = f"matches '{', '.join(hit)}'" if hit else None
+        checks.append(_named_limit(matched, scope, facts, meaning))
     channel = _channel_of(facts)
     media = [c for c in scope.channels if c in _MEDIA]
     if media and channel is not None:

@@ -272,8 +272,8 @@ ASK_BACK = re.compile(
     r"run (?:it|them|those|these|that|one) (?:by|past) "
     r"(?:me|us)|ping me|confirm with me|let me (?:know|decide|choose|pick|see|approve|weigh|"
     r"look|handle|deal)|bring (?:it|them|those|these|that|one) to (?:me|us)|leave (?:it|them|"
-    r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that)(?: (?:for|"
-    r"to) (?:me|us))?|(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
+    r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that)\b|"
+    r"(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
     r"to|i prefer to|i'd prefer to|i'd rather|i would rather) (?:\w+ ){0,2}(?:decide|see|look|"
     r"judge|weigh|check|pick|choose|review|handle|think|approve|spell|write|sort)\b|(?:rather|"
     r"prefer)(?: it if)? you (?:ask|check|run|confirm)|i'd like a look|myself|by hand|"
@@ -328,6 +328,12 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
         back += parts[lead:]
     return allowed, back
 
+
+# Clock hours in words ("at seven or later", "Fridays at four").
+HOUR_WORDS = {
+    w: i + 1
+    for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split())
+}
 
 _NUMBER_WORDS = {
     "two": 2,

@@ -44,6 +44,10 @@ ONE_OFF_OFFERS = [
     "I can buy the blue kettle for $34 just this once, if you like.",
     "Shall I decline the book club invite for tonight?",
     "Should I RSVP no to the retirement dinner this time?",
+    # "each" and "every" in a report or a one-off are no standing rule
+    "I've wrapped each one in tissue paper and sent the parcel.",
+    "Every report I found is in the shared folder now.",
+    "When the parcel arrives, it goes to the front desk.",
 ]
 
 
@@ -488,18 +492,6 @@ def test_more_ways_of_offering_a_standing_rule(assistant: str) -> None:
 )
 def test_acceptances_that_look_like_limits_or_new_subjects(assistant: str, user: str) -> None:
     assert classify_reply(assistant, user).act is Act.accept
-
-
-@pytest.mark.parametrize(
-    "assistant",
-    [
-        "I've wrapped each one in tissue paper and sent the parcel.",
-        "Every report I found is in the shared folder now.",
-        "When the parcel arrives, it goes to the front desk.",
-    ],
-)
-def test_one_off_reports_with_every_or_each_are_not_proposals(assistant: str) -> None:
-    assert detect_proposal(assistant) is None
 
 
 def test_a_limit_that_only_repeats_the_proposal_is_not_a_scope_but_only_still_limits() -> None:
