@@ -105,7 +105,7 @@ class Agent:
         from ledger.text import lexical_similarity
 
         sim = self.similarity or lexical_similarity
-        classifier: Any = RulesClassifier()
+        classifier: Any = RulesClassifier(self.meaning)
         if self.settings.ledger_writer == "llm":
             from ledger.llm_classifier import LLMClassifier
 
@@ -261,12 +261,12 @@ def build_agent(
         world=world or default_world(),
         policy=policy,
         similarity=_embedding_similarity(embedder),
-        meaning=_embedding_cosine(embedder),
+        meaning=embedding_cosine(embedder),
         profile_text=profile_text,
     )
 
 
-def _embedding_cosine(embedder: Any) -> Any:
+def embedding_cosine(embedder: Any) -> Any:
     """Cosine similarity of two texts' MiniLM embeddings (cached by the embedder)."""
 
     def cos(a: str, b: str) -> float:

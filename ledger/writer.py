@@ -42,10 +42,15 @@ class RulesClassifier:
 
     name = "rules"
 
+    def __init__(self, meaning: Similarity | None = None) -> None:
+        # Meaning similarity (the agent passes MiniLM's cosine): a plain statement on the
+        # proposal's own subject that the rules leave pending is read as an acceptance.
+        self.meaning = meaning
+
     def classify_reply(self, assistant: str, user: str) -> Classification:
         from ledger.classifier import classify_reply
 
-        return classify_reply(assistant, user)
+        return classify_reply(assistant, user, self.meaning)
 
 
 _STATUS_FOR_ACT = {

@@ -517,3 +517,87 @@ def test_a_limit_that_only_repeats_the_proposal_is_not_a_scope_but_only_still_li
         classify_reply(offer, "View-only for external clients, but ask me for the board.").act
         is Act.scoped
     )
+
+
+# --- a plain statement on the proposal's subject, read with a meaning similarity -------------
+
+COFFEE = (
+    "I've ordered another bag of Ridgeback Roasters' Guji beans. Want me to reorder it "
+    "automatically whenever you're down to about a week's worth?"
+)
+
+
+def _meaning(pairs: dict[str, float]) -> object:
+    """A similarity that gives `pairs[reply]` against the standing offer and 0.1 against
+    anything else (the one-off task)."""
+
+    def meaning(a: str, b: str) -> float:
+        return pairs.get(a, 0.0) if "whenever" in b else 0.1
+
+    return meaning
+
+
+@pytest.mark.parametrize(
+    ("user", "close", "act"),
+    [
+        ("Never having to think about coffee beans again. Bliss.", 0.45, Act.reject),
+        ("Running dry is my nightmare. Perfect arrangement.", 0.45, Act.accept),
+        ("Fresh beans on the doorstep. My mornings are saved.", 0.45, Act.accept),
+        ("Fresh beans on the doorstep. My mornings are saved.", 0.20, Act.no_uptake),  # far
+        ("Fresh beans on the doorstep, but only the Guji.", 0.45, Act.scoped),
+        ("Fresh beans on the doorstep? How much would that cost?", 0.45, Act.no_uptake),
+        ("Fresh beans on the doorstep, if the price holds.", 0.45, Act.no_uptake),
+        ("Fresh beans on the doorstep. Maybe later in the year.", 0.45, Act.no_uptake),
+        ("Fresh beans on the doorstep. Can you also book the boiler service.", 0.45, Act.no_uptake),
+    ],
+)
+def test_a_plain_statement_close_to_the_offer_accepts_it(user: str, close: float, act: Act) -> None:
+    got = classify_reply(COFFEE, user, _meaning({user: close})).act
+    pending = (Act.no_uptake, Act.implicit)
+    assert got is act or (act in pending and got in pending)
+    if act in pending:  # without the meaning check the rules leave these pending too
+        assert classify_reply(COFFEE, user).act in pending
+
+
+def test_a_statement_closer_to_the_task_than_to_the_offer_stays_pending() -> None:
+    user = "Fresh beans on the doorstep. My mornings are saved."
+
+    def meaning(a: str, b: str) -> float:
+        return 0.40 if "whenever" in b else 0.55  # the one-off order, not the standing offer
+
+    assert classify_reply(COFFEE, user, meaning).act in (Act.no_uptake, Act.implicit)
+
+
+def test_a_failing_meaning_check_leaves_the_proposal_pending() -> None:
+    def broken(a: str, b: str) -> float:
+        raise RuntimeError("model gone")
+
+    user = "Fresh beans on the doorstep. My mornings are saved."
+    assert classify_reply(COFFEE, user, broken).act in (Act.no_uptake, Act.implicit)
+
+
+@pytest.fixture(scope="module")
+def minilm_cosine() -> object:
+    from agent.embeddings import MiniLMEmbedder
+    from agent.factory import embedding_cosine
+
+    return embedding_cosine(MiniLMEmbedder())
+
+
+def test_with_minilm_no_unrelated_reply_in_any_battery_is_read_as_an_acceptance(
+    minilm_cosine: object,
+) -> None:
+    """The meaning check never turns a reply on another subject into consent, and it
+    adds acceptances on the development battery (242 -> 244 of 270; the kept battery is
+    unchanged at 71/90)."""
+    for path, floor in ((FRESH, 244), (UNSEEN, 71)):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        right = 0
+        for row in rows:
+            act = classify_reply(row["assistant"], row["user"], minilm_cosine).act  # type: ignore[arg-type]
+            if row["label"] == "no_uptake":
+                assert act is not Act.accept, row["user"]
+            right += act.value == row["label"] or (
+                row["label"] == "no_uptake" and act is Act.implicit
+            )
+        assert right >= floor, path.name

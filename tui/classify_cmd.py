@@ -64,7 +64,11 @@ def parse_lines(lines: Iterable[str]) -> list[tuple[int, dict[str, Any]]]:
 def make_classifier(writer: str, settings: Settings) -> ReplyClassifier:
     """The rules classifier, or the LLM classifier on the configured model."""
     if writer == "rules":
-        return RulesClassifier()
+        # The same reading as the agent's ledger writer: rules plus MiniLM's meaning check.
+        from agent.embeddings import MiniLMEmbedder
+        from agent.factory import embedding_cosine
+
+        return RulesClassifier(embedding_cosine(MiniLMEmbedder()))
     if settings.model == "reference":
         raise InputError(
             "--writer llm needs a litellm model: pass --model (e.g. openai/gpt-4o-mini, "
