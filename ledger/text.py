@@ -421,8 +421,10 @@ def addressees(text: str, refer: str = "") -> tuple[set[str], set[str]]:
 def addressed_in(rule_text: str, candidate: str, refer: str = "") -> int:
     """How a rule's own words name a contact described as "Name relation email": 2 by its
     mailbox, 1 by name, 0 not at all (`refer`: see `addressees`)."""
-    names, mailboxes = addressees(rule_text, refer)
     local = {m.group(1).lower() for m in _MAILBOX.finditer(candidate)}
+    if not local:  # not a contact (a document, an item): naming a recipient says nothing
+        return 0
+    names, mailboxes = addressees(rule_text, refer)
     if local & mailboxes:
         return 2
     own = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(candidate)}

@@ -509,6 +509,17 @@ def test_whom_a_rule_sends_to_leaves_out_the_one_it_replaces() -> None:
     assert names == {"emi"}
 
 
+def test_naming_a_recipient_names_a_contact_not_a_document() -> None:
+    """"Send her each statement" after "I'll forward the Chase statement to Emi": Chase is
+    not whom the rule sends to, and the Chase statement is not the rule's document."""
+    from ledger.text import addressed_in
+
+    standing = "Would you like me to send her each statement and bill as it comes in?"
+    turn = "I'll forward the Chase statement to Emi now. " + standing
+    assert addressed_in(standing, "Emi Nakagawa daughter emi.n@mail.test", refer=turn) == 1
+    assert addressed_in(standing, "Chase checking statement - July 2026", refer=turn) == 0
+
+
 TUBES = (
     "I'll order the current-production 12AU7 for $16 instead of the NOS one at $38. Want me "
     "to go with current production whenever there's a choice between that and NOS?"
