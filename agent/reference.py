@@ -767,9 +767,9 @@ def _coded(
     item's size attribute; a size "A2", a model "BC-QZ1", "160GB" anywhere in its text): an
     exact choice that a rule's habit (the A3+ it ordered last time) does not override. All
     items when the request names none."""
-    size = _SIZE.search(normalize(request))
+    size = _NAMED_SIZE.search(normalize(request))
     if size:
-        sized = [i for i in items if _attribute(i, "size") == size.group(1)]
+        sized = [i for i in items if _item_size(i, text_of) == size.group(1)]
         items = sized or items
     codes = {t for t in want if _CODE.match(t)}
     if not codes:
@@ -777,8 +777,14 @@ def _coded(
     return best_by(items, lambda i: len(codes & term_set(text_of(i)))) or items
 
 
-# "size S", "in a size 10.5", "size 225/55R17"
-_SIZE = re.compile(r"\bsize\s+([a-z0-9][a-z0-9./+-]*)")
+# "size S", "in a size 10.5", "size 225/55R17", "size-4 balls"
+_NAMED_SIZE = re.compile(r"\bsize[\s-]+([a-z0-9][a-z0-9./+]*(?:-[a-z0-9./+]+)*)")
+
+
+def _item_size(item: dict[str, Any], text_of: Callable[[dict[str, Any]], str]) -> str:
+    """An item's size: its size attribute, else "size X" in its text."""
+    named = _attribute(item, "size") or _NAMED_SIZE.search(normalize(text_of(item)))
+    return named if isinstance(named, str) else named.group(1) if named else ""
 
 
 def _attribute(item: dict[str, Any], name: str) -> str:

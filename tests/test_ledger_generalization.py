@@ -510,7 +510,7 @@ def test_whom_a_rule_sends_to_leaves_out_the_one_it_replaces() -> None:
 
 
 def test_naming_a_recipient_names_a_contact_not_a_document() -> None:
-    """"Send her each statement" after "I'll forward the Chase statement to Emi": Chase is
+    """ "Send her each statement" after "I'll forward the Chase statement to Emi": Chase is
     not whom the rule sends to, and the Chase statement is not the rule's document."""
     from ledger.text import addressed_in
 

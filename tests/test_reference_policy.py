@@ -744,6 +744,27 @@ def test_a_code_the_request_names_outweighs_the_item_the_rule_was_made_on() -> N
     assert picked is not None and picked["id"] == "wmn-s"
 
 
+def test_a_rule_picks_by_pack_size_and_a_request_by_named_size() -> None:
+    from agent.reference import choose, product_text
+
+    kibble = [
+        {"id": "k2", "title": "Fenwick's grain-free kibble 2 kg"},
+        {"id": "k12", "title": "Fenwick's grain-free kibble 12 kg"},
+        {"id": "k6", "title": "Fenwick's grain-free kibble 6 kg"},
+    ]
+    rule = "I bought the 12 kg bag. Want me to always go for the biggest bag of kibble?"
+    picked = choose(kibble, "Biscuit's kibble is nearly gone.", rule, product_text)
+    assert picked is not None and picked["id"] == "k12"
+    # "size-4" is a size, whatever number words the request also uses.
+    balls = [
+        {"id": "s4", "title": "Select Numero 10 Soccer Ball, Size 4, 10-ball team pack"},
+        {"id": "s5", "title": "Select Numero 10 Soccer Ball, Size 5, 10-ball team pack"},
+    ]
+    request = "We're down to five size-4 balls."
+    picked = choose(balls, request, "Should I order replacements myself?", product_text)
+    assert picked is not None and picked["id"] == "s4"
+
+
 def test_a_rule_picks_the_earliest_of_several_dated_invitations() -> None:
     from agent.reference import choose, invitation_text
 
