@@ -242,6 +242,11 @@ _SAME_THING = (
         ),
         " lowstock ",
     ),
+    # "the second quarter", "2nd quarter", "Q2": one quarter
+    (re.compile(r"\b(?:first|1st) quarter\b"), "q1"),
+    (re.compile(r"\b(?:second|2nd) quarter\b"), "q2"),
+    (re.compile(r"\b(?:third|3rd) quarter\b"), "q3"),
+    (re.compile(r"\b(?:fourth|4th) quarter\b"), "q4"),
 )
 
 

@@ -765,6 +765,21 @@ def test_a_rule_picks_by_pack_size_and_a_request_by_named_size() -> None:
     assert picked is not None and picked["id"] == "s4"
 
 
+def test_a_quarter_in_words_picks_the_document_named_by_its_code() -> None:
+    from agent.reference import choose, document_text
+
+    docs = [
+        {"id": "q2", "title": "Fidelity brokerage statement - Q2 2026"},
+        {"id": "q1", "title": "Fidelity brokerage statement - Q1 2026"},
+    ]
+    for request, want in (
+        ("The Fidelity statement for the second quarter came in today.", "q2"),
+        ("Send the 1st quarter Fidelity statement.", "q1"),
+    ):
+        picked = choose(docs, request, None, document_text)
+        assert picked is not None and picked["id"] == want
+
+
 def test_a_rule_picks_the_earliest_of_several_dated_invitations() -> None:
     from agent.reference import choose, invitation_text
 
