@@ -642,8 +642,21 @@ def best_by(
 
 
 def rule_preference(rule: str, text: str) -> float:
+    """How much the rule's words favour an item. When the rule picks by who asks ("send
+    just their section's part"), the item of the first case ("I've sent Grace the alto
+    part") is an example, not the choice: only the standing sentences count."""
+    if _RELATIONAL.search(normalize(rule)):
+        standing = [t for t in sentences(rule) if _STANDING_CUE.search(normalize(t))]
+        rule = " ".join(standing) or rule
     weights = weighted_terms(rule)
     return sum(weights.get(t, 0.0) for t in term_set(text))
+
+
+# The item depends on the person: "their section's part", "his own size", "each kid's size".
+_RELATIONAL = re.compile(
+    r"\b(?:their|his|her|each \w+'s|everyone's|whoever's)(?: own)? (?:section's |voice's )?"
+    r"(?:section|part|size|version|line|voice|seat)s?\b"
+)
 
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(ml|l|oz|lb|g|kg|count|ct|pack|pk|rolls?|pods?)\b")

@@ -780,6 +780,26 @@ def test_a_quarter_in_words_picks_the_document_named_by_its_code() -> None:
         assert picked is not None and picked["id"] == want
 
 
+def test_a_rule_that_picks_by_who_asks_lets_the_request_name_the_item() -> None:
+    from agent.reference import choose, document_text
+
+    tracks = [
+        {"id": "alto", "title": "Learning track: Abide, alto part (MP3)"},
+        {"id": "bass", "title": "Learning track: Abide, bass part (MP3)"},
+        {"id": "full", "title": "Learning track: Abide, full mix (MP3)"},
+    ]
+    rule = (
+        "I've sent Grace the alto-part track rather than the full mix. Whenever someone from "
+        "choir asks for a track, shall I send just their section's part in the same way?"
+    )
+    picked = choose(tracks, "Winston in the basses wants the learning track.", rule, document_text)
+    assert picked is not None and picked["id"] == "bass"
+    # A rule about the item itself still picks it over the request's loose fit.
+    rule = "I've sent Grace the alto part. Should the alto part be what goes out from now on?"
+    picked = choose(tracks, "Winston in the basses wants the learning track.", rule, document_text)
+    assert picked is not None and picked["id"] == "alto"
+
+
 def test_a_rule_picks_the_earliest_of_several_dated_invitations() -> None:
     from agent.reference import choose, invitation_text
 
