@@ -1116,6 +1116,26 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
     keeps_to = any(has_phrase(normalize(c), _LIMIT_STRONG) for c in kept)
     if back and kept and (accepted or keeps_to):
         return kept[0], True
+    # A topic and what to do with it, the rest handed back ("Appointment letters, send them
+    # straight on. Anything with results in it, ask me first."; "School stuff, Gmail.").
+    if back:
+        for parts in allowed:
+            if len(parts) < 2:
+                continue
+            topic, rest = normalize(parts[0]), normalize(", ".join(parts[1:]))
+            does = _IMPERATIVE.match(rest) is not None or (
+                len(rest.split()) <= 3 and not _CLAUSE_VERB.search(rest)
+            )
+            if not does or _accept_only(parts[0]) or _starts_with(topic, REACTION):
+                continue
+            if _CONDITION_START.match(topic):
+                return ", ".join(parts), True
+            if (
+                len(topic.split()) <= 7
+                and not _NP_START_BAD.match(topic)
+                and not _CLAUSE_VERB.search(topic)
+            ):
+                return parts[0], True
     # A limit handed back with a yes on the other side: "yes, but ask me over $100".
     if accepted:
         for clause in back:
@@ -1154,6 +1174,9 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
         if _CONTRAST_ANY.search(normalize(sentence)):
             return sentence.rstrip(".!"), True
     return None, False
+
+
+_CONDITION_START = re.compile(r"^(?:while|when|whenever|if|during|until|as long as)\b")
 
 
 def _new_directive(reply: str) -> str | None:
@@ -1306,7 +1329,9 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     )
     # Affirming or standing phrases under a negation ("never do that", "don't make it a
     # rule") affirm nothing.
-    unnegated = re.sub(r"\b(?:never|don't|do not|doesn't|not|no need to)\b[^.,;!?]*", " ", norm)
+    unnegated = re.sub(
+        r"\b(?:never|don't|do not|doesn't|(?<!why )not|no need to)\b[^.,;!?]*", " ", norm
+    )
     one_off = bool(_ONE_OFF.search(norm)) and not (
         has_phrase(unnegated, STANDING) or has_phrase(unnegated, ("routine", "the rule"))
     )
@@ -1324,7 +1349,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     yes = (
         _starts_with(norm, DIRECT_YES)
         or (_YES_ANYWHERE.search(head) and not has_phrase(head, ("not", "no", "don't")))
-        or has_phrase(norm, tuple(p for p in DIRECT_YES if " " in p and p != "keep doing"))
+        or has_phrase(unnegated, tuple(p for p in DIRECT_YES if " " in p and p != "keep doing"))
         or _WOULD_BE_GOOD.search(norm)
         or _LIKE_IT.search(norm)
         or _starts_with(norm, ("love it", "love that", "love this"))

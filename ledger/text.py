@@ -274,7 +274,7 @@ def lexical_similarity(a: str, b: str) -> float:
 ASK_BACK = re.compile(
     r"\b(?:ask (?:me|us)|check with (?:me|us)|loop (?:me|us) in|keep (?:me|us) in the loop|"
     r"(?:a )?different conversation|talk to (?:me|us) (?:first|about)|"
-    r"run (?:it|them|those|these|that|one) (?:by|past) "
+    r"run (?:(?:it|them|those|these|that|one) )?(?:by|past) "
     r"(?:me|us)|ping me|confirm with me|let me (?:know|decide|choose|pick|see|approve|weigh|"
     r"look|handle|deal)|bring (?:it|them|those|these|that|one) to (?:me|us)|leave (?:it|them|"
     r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that)\b|"

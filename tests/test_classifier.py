@@ -426,11 +426,11 @@ def _battery_score(path: Path) -> tuple[int, int]:
 def test_the_fresh_batteries_score_at_least_what_was_measured() -> None:
     """Batteries of episodes (proposal + accept / scoped / unrelated reply) written blind to
     the code. `classify_fresh` (90 episodes) scored 212/270 before cues were drawn from it
-    and 241/270 after; `classify_unseen` (30 episodes, never used to change a cue; one
+    and 241/270 after (244/270 on 2026-12-03); `classify_unseen` (30 episodes, never used to change a cue; one
     scoped reply read as an acceptance was looked at and fixed in general form) scored 71/90
     before and after. Floors against regressions, not claims of accuracy on unseen text."""
     right, total = _battery_score(FRESH)
-    assert total == 270 and right >= 241
+    assert total == 270 and right >= 244
     right, total = _battery_score(UNSEEN)
     assert total == 90 and right >= 71
 
@@ -588,9 +588,9 @@ def test_with_minilm_no_unrelated_reply_in_any_battery_is_read_as_an_acceptance(
     minilm_cosine: object,
 ) -> None:
     """The meaning check never turns a reply on another subject into consent, and it
-    adds acceptances on the development battery (242 -> 244 of 270; the kept battery is
+    adds acceptances on the development battery (244 -> 246 of 270; the kept battery is
     unchanged at 71/90)."""
-    for path, floor in ((FRESH, 244), (UNSEEN, 71)):
+    for path, floor in ((FRESH, 246), (UNSEEN, 71)):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         right = 0
         for row in rows:
@@ -601,3 +601,44 @@ def test_with_minilm_no_unrelated_reply_in_any_battery_is_read_as_an_acceptance(
                 row["label"] == "no_uptake" and act is Act.implicit
             )
         assert right >= floor, path.name
+
+
+@pytest.mark.parametrize(
+    ("assistant", "user", "scope_word"),
+    [
+        (
+            "I've forwarded the clinic letter to Adaeze. From here on I could pass Dad's medical "
+            "letters to her the moment they arrive. Shall I?",
+            "Appointment letters, send them straight on. Anything with test results in it, ask "
+            "me first. I'd rather ring her myself.",
+            "appointment",
+        ),
+        (
+            "I've sent the consent form to Kara's Gmail. Should Nora's paperwork always go there?",
+            "School and doctor stuff, Gmail. Anything about money, ask me first.",
+            "school",
+        ),
+        (
+            "I accepted Helen's planning meeting. Shall I accept the central team's meetings "
+            "straight away from now on?",
+            "Helen's own meetings, accept them. Anything from finance or estates, run past me "
+            "first.",
+            "helen",
+        ),
+    ],
+)
+def test_a_topic_with_what_to_do_and_the_rest_handed_back_is_scoped(
+    assistant: str, user: str, scope_word: str
+) -> None:
+    got = classify_reply(assistant, user)
+    assert got.act is Act.scoped
+    assert got.scope is not None and scope_word in got.scope.lower()
+
+
+def test_a_negated_do_it_in_a_remark_is_not_an_acceptance() -> None:
+    assistant = (
+        "I've put you down as a maybe for the work day. I could answer each one the same way, "
+        "if that suits you?"
+    )
+    user = "Remind me how to take the VAT off a total. I can never do it backwards."
+    assert classify_reply(assistant, user).act is not Act.accept
