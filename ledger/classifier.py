@@ -1287,7 +1287,8 @@ RELATED_ACCEPT = 0.33
 _NOT_PLAIN = re.compile(
     r"\b(?:only|just|except|unless|but|not|no|never|nobody|nothing|none|if|when|whenever|"
     r"until|instead|rather|otherwise|else|maybe|perhaps|might|probably|think|later|wait|"
-    r"hold|ask|check|depends|though|although|yet|first|myself)\b|n't\b"
+    r"hold|ask|check|depends|though|although|yet|first|myself|skip|confirm|leave|apart|"
+    r"other|others|rest|separately|different|exclude|excluding|not)\b|n't\b|;"
 )
 
 
@@ -1307,6 +1308,10 @@ def _plain_statement(user: str) -> bool:
         and not ASK_BACK.search(norm)
         and has_phrase(norm, REJECT) is None
         and has_phrase(norm, TOPIC_SHIFT) is None
+        # nothing the rules would read as a limit, and no other side handed back
+        and _restriction(user)[0] is None
+        and not sides(user)[1]
+        and not any(_FOR_SCOPE.match(t) for t in sents)
     )
 
 
@@ -1574,7 +1579,9 @@ _APPROVING = re.compile(
     r"\b(?:sign me up|good shout|cracking idea|carte blanche|works a treat|no-brainer|"
     r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
     r"consider (?:it|the word|that) (?:your|yours|done|said)|wild horses|that's the rule|"
-    r"is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem))\b|"
+    r"is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem)|"
+    r"(?:you'd|you would) be doing me a (?:kindness|favou?r)|take a (?:weight|load) off|"
+    r"would thank you|rule number one|golden rule|give (?:them|him|her|those) the break)\b|"
     r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
     r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"
     r"easy (?:call|one|decision)|makes (?:total |perfect |good )?sense|you've got it|"

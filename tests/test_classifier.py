@@ -642,3 +642,22 @@ def test_a_negated_do_it_in_a_remark_is_not_an_acceptance() -> None:
     )
     user = "Remind me how to take the VAT off a total. I can never do it backwards."
     assert classify_reply(assistant, user).act is not Act.accept
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Fresh beans for the weekday pot. The espresso I pick myself, so confirm those with me.",
+        "Reorder the Guji; the decaf he can skip.",
+        "For the office machine, the Guji. Other grinds are a different story.",
+        "Guji for the house. Leave the café order out of it.",
+    ],
+)
+def test_the_meaning_check_never_turns_a_limit_into_an_acceptance(user: str) -> None:
+    """However close in meaning, a reply with a limit or another side stays what the rules
+    say (scoped or pending): an acceptance would let calls outside the limit through."""
+
+    def close(a: str, b: str) -> float:
+        return 0.9 if "whenever" in b else 0.1
+
+    assert classify_reply(COFFEE, user, close).act is not Act.accept
