@@ -542,8 +542,8 @@ def _meaning(pairs: dict[str, float]) -> object:
     [
         ("Never having to think about coffee beans again. Bliss.", 0.45, Act.reject),
         ("Running dry is my nightmare. Perfect arrangement.", 0.45, Act.accept),
-        ("Fresh beans on the doorstep. What a treat.", 0.45, Act.accept),
-        ("Fresh beans on the doorstep. What a treat.", 0.20, Act.no_uptake),  # far
+        ("Fresh beans on the doorstep. Bliss.", 0.45, Act.accept),
+        ("Fresh beans on the doorstep. Bliss.", 0.20, Act.no_uptake),  # far
         ("Fresh beans on the doorstep, but only the Guji.", 0.45, Act.scoped),
         ("Fresh beans on the doorstep? How much would that cost?", 0.45, Act.no_uptake),
         ("Fresh beans on the doorstep, if the price holds.", 0.45, Act.no_uptake),
@@ -560,7 +560,7 @@ def test_a_plain_statement_close_to_the_offer_accepts_it(user: str, close: float
 
 
 def test_a_statement_closer_to_the_task_than_to_the_offer_stays_pending() -> None:
-    user = "Fresh beans on the doorstep. What a treat."
+    user = "Fresh beans on the doorstep. Bliss."
 
     def meaning(a: str, b: str) -> float:
         return 0.40 if "whenever" in b else 0.55  # the one-off order, not the standing offer
@@ -572,7 +572,7 @@ def test_a_failing_meaning_check_leaves_the_proposal_pending() -> None:
     def broken(a: str, b: str) -> float:
         raise RuntimeError("model gone")
 
-    user = "Fresh beans on the doorstep. What a treat."
+    user = "Fresh beans on the doorstep. Bliss."
     assert classify_reply(COFFEE, user, broken).act in (Act.no_uptake, Act.implicit)
 
 
