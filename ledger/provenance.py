@@ -2,8 +2,9 @@
 
 For a call the gate allowed, the details that tell the chosen item apart from the
 alternatives (an edition, a recipient, a response) and that the current request
-does not state must appear in a user turn of the most similar exchanges, in a
-confirmed entry, or in a tool result the user asked for. A detail that only an
+does not state must appear in a user turn of the most similar exchanges, in the user
+turn an arrangement was made after, in a confirmed entry, or in a tool result the user
+asked for. A detail that only an
 assistant turn ever said makes the gate ask.
 """
 
@@ -60,6 +61,9 @@ def check_provenance(
         (user_text if speaker == "user" else assistant_text).update(content_stems(text))
     agreed: set[str] = set()
     for e in entries:
+        # What the user had said just before an arrangement was made is the user's own
+        # word ("Denise sent an invite for the KRVR potluck"), whatever became of it.
+        user_text |= content_stems(e.context)
         if e.status in (Status.confirmed, Status.scoped):
             # What the user accepted includes the details of the turn that proposed it.
             agreed |= content_stems(e.content)

@@ -75,3 +75,13 @@ def test_a_timestamp_in_the_item_is_not_a_detail() -> None:
         competing=["Dev curry night 2026-07-17T19:30"],
     )
     assert distinguishing_details(facts) == set()
+
+
+def test_a_detail_the_user_said_before_an_arrangement_passes_whatever_its_status() -> None:
+    """The user turn an arrangement was made after is the user's own word ("my book club
+    reads paperbacks"), even when the exchange is not among the most similar ones."""
+    me_only = [("assistant", "Ordering the paperback.")]
+    pending = _entry("Want me to always get paperbacks?", Status.pending)
+    with_context = pending.model_copy(update={"context": "My book club only reads paperbacks."})
+    assert not check_provenance(_facts("Order me Piranesi"), me_only, [pending]).ok
+    assert check_provenance(_facts("Order me Piranesi"), me_only, [with_context]).ok
