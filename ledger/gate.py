@@ -489,6 +489,9 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     shared = set().union(*rivals) if rivals else set()
 
     raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
+    # A rule that sends to whoever asks ("whenever someone you're working for asks") names
+    # no recipient of its own: the first case's address written out is not it.
+    asker = _TO_THE_ASKER.search(normalize(entry.content)) is not None
 
     def score(text: str, own: set[str], rest: set[str]) -> tuple[int, int]:
         unique = own - rest
@@ -498,7 +501,7 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
         # be how we handle ...?"), a name there is often just the first case's recipient.
         level = max(
             addressed_in(entry.content, text, refer=raw),
-            2 if addressed_in(raw, text) == 2 else 0,
+            2 if not asker and addressed_in(raw, text) == 2 else 0,
         )
         named = (0, 6, 10)[level]
         strong = 2 * len(unique & rule) + named
@@ -514,6 +517,10 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     return score(chosen_text, chosen, shared)[0], best_other
 
 
+_TO_THE_ASKER = re.compile(
+    r"\b(?:whoever|anyone|anybody|someone|somebody|everyone|everybody|people|the person)\b"
+    r"(?:[\w' ]{0,40}?)\b(?:asks?|asking|requests?|requesting|wants?)\b"
+)
 # A rule picks another item only when it points there clearly: more than one of its own
 # words beyond what it shares with the chosen item (bag-of-words evidence is noisy).
 _CLEAR = 2

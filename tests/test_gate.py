@@ -732,3 +732,52 @@ def test_the_first_case_named_in_the_proposal_does_not_veto_a_new_one() -> None:
         ],
     )
     assert Gate(lambda: [named]).check(facts, TODAY).decision == Decision.confirm
+
+
+def test_a_rule_that_sends_to_whoever_asks_is_not_pinned_to_the_first_address() -> None:
+    """The proposal sent the first W-9 to billing@halftone.test written out; the rule sends
+    to whoever asks, so a send to another client who asks follows it."""
+    proposal = (
+        "I've sent your signed W-9 to billing@halftone.test. I could just send it whenever "
+        "someone you're working for asks, without looping you in. Want that?"
+    )
+    content = (
+        "I could just send it whenever someone you're working for asks, without looping you in."
+    )
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        content,
+        ActionType.send,
+        evidence=[quote("assistant", proposal), quote("user", "Go for it.", 1)],
+    )
+    asker = "Marisol Reyes treasurer, block party committee marisol.r@mail.test"
+    others = [
+        "Halftone Recording billing billing@halftone.test",
+        "Ben Ostrowski owner ben@halftone.test",
+    ]
+    facts = CallFacts(
+        tool="send",
+        args={"to": "marisol.r@mail.test", "document_id": "w9"},
+        request="Marisol needs my W-9 before the block party pays me.",
+        entity_text=f"{asker} W-9, signed",
+        recipients=["marisol.r@mail.test", asker],
+        competing=others,
+        choices=[(asker, others)],
+    )
+    assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
+    # the same first case under a rule that names no asker still pins the address
+    pinned = rule.model_copy(update={"content": "Should that be where your W-9 goes from now on?"})
+    pinned = pinned.model_copy(
+        update={
+            "evidence": [
+                quote(
+                    "assistant",
+                    "I've sent your signed W-9 to billing@halftone.test. "
+                    "Should that be where your W-9 goes from now on?",
+                ),
+                quote("user", "Go for it.", 1),
+            ]
+        }
+    )
+    assert Gate(lambda: [pinned]).check(facts, TODAY).decision == Decision.confirm
