@@ -57,7 +57,7 @@ class Runtime:
     recall: Any  # Callable[[str], list[MemoryItem]]
     ledger_view: Any  # Callable[[], list[Arrangement]] | None  (None: Grounding Layer off)
     gate: Gate | None
-    max_tool_steps: int = 6
+    max_tool_steps: int = 8
     profile: str = ""
     session: list[Turn] = field(default_factory=list)
     recalled: list[MemoryItem] = field(default_factory=list)

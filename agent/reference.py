@@ -580,15 +580,21 @@ class Seen:
             if step.call.name == "list_invitations":
                 seen.invitations = list(data.get("invitations", []))
             elif step.call.name == "search_products":
-                seen.products = list(data.get("products", []))
+                seen.products = _union(seen.products, data.get("products", []))
             elif step.call.name == "find_documents":
-                seen.documents = list(data.get("documents", []))
+                seen.documents = _union(seen.documents, data.get("documents", []))
             elif step.call.name == "lookup_contact":
                 seen.contacts = list(data.get("contacts", []))
             elif step.call.name == "check_calendar":
                 key = (str(step.call.args.get("start")), str(step.call.args.get("end")))
                 seen.calendar[key] = data
         return seen
+
+
+def _union(had: list[dict[str, Any]], found: Any) -> list[dict[str, Any]]:
+    """Items of a second search added after those of the first (by id)."""
+    ids = {str(i.get("id")) for i in had}
+    return had + [i for i in found or [] if isinstance(i, dict) and str(i.get("id")) not in ids]
 
 
 def invitation_text(inv: dict[str, Any]) -> str:
@@ -750,7 +756,10 @@ def choose(
     if not rule:
         pool = best_by(items, fit) or list(items)
     else:
-        near = [i for i in items if fit(i) > 0 and fit(i) >= best - 1.0] or list(items)
+        # Items the request fits (nearly) best; when it fits nothing more than weakly (a
+        # stray word), every item is in the running and the rule picks.
+        near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
+        near = near or list(items)
         pool = best_by(near, lambda i: rule_preference(rule, text_of(i))) or near
         if len(pool) > 1:
             pool = _superlative_pick(rule, pool)
@@ -1298,7 +1307,8 @@ class ReferencePolicy:
                     rule = Rule(
                         latest.content, latest.proposer.value, (day, "", 0), source="ledger"
                     )
-            plan, applies = self._apply(inp, seen, action, invitation, rule)
+            # Only the most relevant rule may ask for a search in its own words.
+            plan, applies = self._apply(inp, seen, action, invitation, rule, search=tried == 1)
             if applies:
                 return plan
         return self._apply(inp, seen, action, invitation, None)[0]
@@ -1310,8 +1320,10 @@ class ReferencePolicy:
         action: ActionType,
         invitation: dict[str, Any] | None,
         rule: Rule | None,
+        search: bool = False,
     ) -> tuple[Plan, bool]:
-        """The plan under one rule (or none), and whether the rule decided it."""
+        """The plan under one rule (or none), and whether the rule decided it. With
+        `search`, the rule may first ask for a search in its own words."""
         n = len(inp.steps)
         if rule is not None and rule.asks:
             if explicit(action, inp.request):
@@ -1320,6 +1332,9 @@ class ReferencePolicy:
                 return Plan(question=self._ask_text(action, rule)), True
         text = rule.words if rule else None
         call: ToolCall | None = None
+        more = self._search_by_rule(inp, seen, action, rule, n) if search else None
+        if more is not None:
+            return Plan(needs=more), True
         if action == ActionType.rsvp:
             answer = self._rsvp(inp, seen, invitation, rule, n)
             if isinstance(answer, str):
@@ -1345,6 +1360,24 @@ class ReferencePolicy:
         if rule is None and not explicit(action, inp.request):
             return Plan(question=f"Do you want me to {summary(call, future=True)}?"), False
         return Plan(call=call), True
+
+    def _search_by_rule(
+        self, inp: AgentInput, seen: Seen, action: ActionType, rule: Rule | None, n: int
+    ) -> ToolCall | None:
+        """A second search, in the rule's words, when nothing the request's search found is
+        what the rule speaks of ("that sheet" after "I sent Rachel your community rate
+        sheet", for a request that only asks what you'd charge)."""
+        tool, items, text_of = {
+            ActionType.purchase: ("search_products", seen.products, product_text),
+            ActionType.send: ("find_documents", seen.documents, document_text),
+        }.get(action, ("", [], str))
+        if rule is None or not tool or not items:
+            return None
+        query = search_query(rule.text)
+        done = {str(s.call.args.get("query")) for s in inp.steps if s.call.name == tool}
+        if query in done or any(rule_preference(rule.words, text_of(i)) > 0 for i in items):
+            return None
+        return ToolCall(f"call_{n}", tool, {"query": query})
 
     def _rsvp(
         self,

@@ -36,7 +36,7 @@ class Settings(BaseModel):
     chroma_url: str | None = Field(None, description="Chroma server http://host:port")
     timeout: float = Field(60.0, gt=0, description="seconds per model call")
     llm_cache: bool = Field(False, description="cache model responses on disk")
-    max_tool_steps: int = Field(6, ge=1, le=20, description="tool steps per turn")
+    max_tool_steps: int = Field(8, ge=1, le=20, description="tool steps per turn")
 
     @field_validator("profile")
     @classmethod

@@ -334,6 +334,63 @@ def test_accepted_delegation_picks_recipient_and_document(tmp_path: Path, gl: bo
     ]
 
 
+RATE_SHEET = _session(
+    EPISODE,
+    "s1",
+    ("user", "Rachel from the arts council asked what I charge for a festival day."),
+    (
+        "assistant",
+        "Sent Rachel your community rate sheet, the one that's 25% off your standard rates. "
+        "Want nonprofits in general to get that sheet whenever they ask what you charge?",
+    ),
+    ("user", "Those are the gigs that got me started. Go ahead."),
+    ("assistant", "Will do: nonprofits asking about rates get the community rate sheet."),
+)
+
+
+def rates_world() -> World:
+    return World.model_validate(
+        {
+            "documents": [
+                {
+                    "id": "doc-template",
+                    "title": "Input list and stage plot template",
+                    "body": "Blank input list for weekend shows.",
+                },
+                {
+                    "id": "doc-rates-community",
+                    "title": "2026 community rate sheet",
+                    "body": "For nonprofit organizations. Day rate $340.",
+                },
+                {"id": "doc-rates-standard", "title": "2026 rate sheet", "body": "Day $450."},
+            ],
+            "contacts": [
+                {
+                    "name": "Mara Jessup",
+                    "email": "mara@puppets.test",
+                    "relation": "director, Cedar Box Puppet Theater (nonprofit)",
+                }
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize("gl", [False, True])
+def test_a_rule_searches_in_its_own_words_for_what_the_request_does_not_name(
+    tmp_path: Path, gl: bool
+) -> None:
+    """The request only asks what Marcus charges; the first search finds the stage-plot
+    template. The rule speaks of the rate sheet, so a second search in its words finds it."""
+    agent = _agent(tmp_path, gl, RATE_SHEET)
+    request = "Mara at Cedar Box Puppet Theater is asking what I'd charge for weekend shows."
+    result = agent.respond(request, PROBE, world=rates_world())
+    assert _calls(result) == [
+        ("send", {"to": "mara@puppets.test", "document_id": "doc-rates-community"})
+    ]
+    searches = [s.call.args["query"] for s in result.steps if s.call.name == "find_documents"]
+    assert len(searches) == 2 and "rate" in searches[1]
+
+
 def test_revised_recipient_is_followed(tmp_path: Path) -> None:
     revision = _session(
         LATER,
