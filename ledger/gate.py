@@ -480,8 +480,10 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     not the rule, so they alone never point away from the chosen item: another item
     counts only as far as the rule's own words or an address it names point at it.
     """
-    rule = content_stems(entry.content) - STOPWORDS
-    said = set(rule)
+    # A condition says when the rule applies, not what it picks: "the version I send
+    # whenever a scope leaves the board" does not point at the board president.
+    rule = content_stems(_CONDITION.sub(" ", normalize(entry.content))) - STOPWORDS
+    said = content_stems(entry.content) - STOPWORDS
     for ev in entry.evidence[:1]:
         said |= content_stems(ev.text) - STOPWORDS
     chosen = content_stems(chosen_text)
@@ -517,6 +519,7 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     return score(chosen_text, chosen, shared)[0], best_other
 
 
+_CONDITION = re.compile(r"\b(?:whenever|when|if|any ?time|every time|each time)\b[^,.;?!]*")
 _TO_THE_ASKER = re.compile(
     r"\b(?:whoever|anyone|anybody|someone|somebody|everyone|everybody|people|the person)\b"
     r"(?:[\w' ]{0,40}?)\b(?:asks?|asking|requests?|requesting|wants?)\b"

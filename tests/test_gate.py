@@ -781,3 +781,31 @@ def test_a_rule_that_sends_to_whoever_asks_is_not_pinned_to_the_first_address() 
         }
     )
     assert Gate(lambda: [pinned]).check(facts, TODAY).decision == Decision.confirm
+
+
+def test_the_rule_s_condition_does_not_pick_a_recipient() -> None:
+    """ "The version I send whenever a scope leaves the board": the board president is not
+    whom the rule sends to; sending the stripped copy to the engineer follows it."""
+    proposal = (
+        "I'll send Harbor Ironworks the copy with your cost estimate stripped out. Should "
+        "that be the version I send whenever a scope leaves the board?"
+    )
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Should that be the version I send whenever a scope leaves the board?",
+        ActionType.send,
+        evidence=[quote("assistant", proposal), quote("user", "Yes, always.", 1)],
+    )
+    engineer = "Marisol Vega structural engineer mvega@cascadia.test"
+    others = ["Gloria Whitcomb board president gloria@kinnear.test"]
+    facts = CallFacts(
+        tool="send",
+        args={"to": "mvega@cascadia.test", "document_id": "d1"},
+        request="The stair scope is ready; it goes to Marisol Vega for review.",
+        entity_text=f"{engineer} Stair repair scope (estimate stripped)",
+        recipients=["mvega@cascadia.test", engineer],
+        competing=others,
+        choices=[(engineer, others)],
+    )
+    assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
