@@ -450,11 +450,26 @@ class Gate:
             want = implied_response(entry.content)
             got = str(facts.args.get("response", "")).lower()
             return not (want and got and want != got)
+        request = content_stems(own_request(facts.request))
         for chosen_text, others in facts.choice_pairs():
+            if "@" not in chosen_text and _named_by_request(request, chosen_text, others):
+                # The user's own words pick this document or item; the rule's class word
+                # ("every business receipt") does not overrule them. A recipient is another
+                # matter: a rule that routes mail for Helen through casework@ does overrule
+                # the name in the request.
+                continue
             chosen, best_other = _pick_scores(entry, chosen_text, others)
             if best_other > chosen + _CLEAR:
                 return False
         return True
+
+
+def _named_by_request(request: set[str], chosen_text: str, others: Sequence[str]) -> bool:
+    """Does the request name the chosen item by a word no other item has ("the invoice is
+    in my docs" among receipts)?"""
+    own = content_stems(chosen_text) & request
+    rest = set().union(*(content_stems(o) for o in others)) if others else set()
+    return bool(own - rest)
 
 
 def _quantity_verdict(entry: Arrangement, facts: CallFacts) -> int:
@@ -486,8 +501,10 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     said = content_stems(entry.content) - STOPWORDS
     for ev in entry.evidence[:1]:
         said |= content_stems(ev.text) - STOPWORDS
-    chosen = content_stems(chosen_text)
-    rivals = [content_stems(c) for c in others]
+    # A mailbox is matched as a whole (addressed_in), not by its words: "records@" does not
+    # make a clinic the one a rule about "the complete records" sends to.
+    chosen = content_stems(_ADDRESS_RE.sub(" ", chosen_text))
+    rivals = [content_stems(_ADDRESS_RE.sub(" ", c)) for c in others]
     shared = set().union(*rivals) if rivals else set()
 
     raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
@@ -519,10 +536,12 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     return score(chosen_text, chosen, shared)[0], best_other
 
 
+_ADDRESS_RE = re.compile(r"\S+@\S+")
 _CONDITION = re.compile(r"\b(?:whenever|when|if|any ?time|every time|each time)\b[^,.;?!]*")
 _TO_THE_ASKER = re.compile(
-    r"\b(?:whoever|anyone|anybody|someone|somebody|everyone|everybody|people|the person)\b"
-    r"(?:[\w' ]{0,40}?)\b(?:asks?|asking|requests?|requesting|wants?)\b"
+    r"\b(?:(?:whoever|anyone|anybody|someone|somebody|everyone|everybody|people|the person)\b"
+    r"(?:[\w' ]{0,40}?)|(?:whenever|when|if|each time|every time) (?:a |an |any |some |the )?"
+    r"[\w' -]{1,30}? )(?:asks?|asking|requests?|requesting|wants?)\b"
 )
 # A rule picks another item only when it points there clearly: more than one of its own
 # words beyond what it shares with the chosen item (bag-of-words evidence is noisy).

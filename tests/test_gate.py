@@ -809,3 +809,66 @@ def test_the_rule_s_condition_does_not_pick_a_recipient() -> None:
         choices=[(engineer, others)],
     )
     assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
+
+
+def _receipts_rule() -> Arrangement:
+    proposal = (
+        "I've emailed the Renfe receipt to Montse. Want me to make that the routine, every "
+        "business receipt goes to her as soon as it shows up in your documents?"
+    )
+    return entry(
+        "a1",
+        Status.confirmed,
+        "Want me to make that the routine, every business receipt goes to her as soon as it "
+        "shows up in your documents?",
+        ActionType.send,
+        evidence=[quote("assistant", proposal), quote("user", "Please do.", 1)],
+    )
+
+
+def test_the_request_naming_the_document_is_not_overruled_by_the_rule_s_class_word() -> None:
+    invoice = "Invoice - Adobe - Lightroom plan annual"
+    receipts = ["Receipt - Fotocasion - flash", "Receipt - Bonpreu - groceries"]
+
+    def send(request: str) -> CallFacts:
+        return CallFacts(
+            tool="send",
+            args={"to": "montse@gestoria.test", "document_id": "inv"},
+            request=request,
+            entity_text=f"Montse Riera gestora montse@gestoria.test {invoice}",
+            recipients=["montse@gestoria.test", "Montse Riera"],
+            competing=receipts,
+            choices=[(invoice, receipts)],
+        )
+
+    gate = Gate(lambda: [_receipts_rule()])
+    # "the invoice" names it: the rule's "receipt" does not veto the user's own words
+    named = send("A business invoice from Adobe just showed up in my documents.")
+    assert gate.check(named, TODAY).decision == Decision.allow
+    # a request that names nothing of its own leaves the rule's word standing
+    vague = send("Something for the business just showed up in my documents.")
+    assert gate.check(vague, TODAY).decision == Decision.confirm
+
+
+def test_a_mailbox_s_words_do_not_make_it_what_the_rule_speaks_of() -> None:
+    """ "records@" in a clinic's address does not make the clinic the one a rule about the
+    complete records sends to."""
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Would you like the complete records to be what goes out whenever a doctor asks?",
+        ActionType.send,
+        evidence=[quote("user", "Yes please.", 1)],
+    )
+    asking = "Dr. Okonkwo's office primary care okonkwo.office@family.test"
+    other = "Dr. Sterling's office retina clinic records@retina.test"
+    facts = CallFacts(
+        tool="send",
+        args={"to": "okonkwo.office@family.test", "document_id": "complete"},
+        request="Dr. Okonkwo's office would like my cataract records.",
+        entity_text=f"{asking} Cataract records - complete",
+        recipients=["okonkwo.office@family.test", asking],
+        competing=[other],
+        choices=[(asking, [other])],
+    )
+    assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
