@@ -708,3 +708,46 @@ def test_handing_back_with_flag_and_not_with_one_too_many() -> None:
     assert "work socials" in " ".join(" ".join(parts) for parts in allowed)
     _, back = sides("PDF every time. They've mangled my formatting one too many times.")
     assert not back
+
+
+def _scope_of(proposal: str, reply: str) -> Any:
+    from ledger.classifier import classify_reply
+
+    clause = classify_reply(proposal, reply).scope
+    return parse_scope(reply, clause=clause, proposal=proposal)
+
+
+def test_a_person_allowed_by_name_outranks_a_class_handed_back() -> None:
+    """ "With Dana, always. The other execs I'd rather judge one at a time": a session Dana
+    calls with the execs is Dana's; one the CFO calls is handed back."""
+    scope = _scope_of(
+        "I've told Dana you'll be at the offsite. Should leadership meetings always win "
+        "over personal plans?",
+        "With Dana, always. The other execs I'd rather judge one at a time.",
+    )
+    with_dana = facts(request="Dana wants me in the kickoff session with the execs on Wednesday.")
+    assert match_scope(scope, with_dana).inside is True
+    cfo = facts(request="The CFO wants the execs in a budget session on Wednesday.")
+    assert match_scope(scope, cfo).inside is not True
+
+
+def test_a_name_handed_back_still_vetoes_a_name_allowed() -> None:
+    scope = _scope_of(
+        "I've said maybe to the Haddads' dinner. Should family invitations get a maybe?",
+        "For Leila's family, yes. Yusuf and my cousins I can answer on my own.",
+    )
+    assert match_scope(scope, facts(request="Leila's aunt invited us to lunch.")).inside is True
+    both = facts(request="Yusuf and Leila are hosting a barbecue together.")
+    assert match_scope(scope, both).inside is not True
+
+
+def test_a_reason_after_the_case_handed_back_excludes_nothing() -> None:
+    """ "..., ask me, because that's a whole afternoon": the afternoon is the reason, not a
+    case handed back."""
+    scope = _scope_of(
+        "I've accepted the care home's quiz night for you. Should I accept their family "
+        "events whenever they come in?",
+        "When it's at the home, put me down. If they're taking the residents out on trips, "
+        "ask me, because that's a whole afternoon gone.",
+    )
+    assert "afternoon" not in scope.excluded and "trip" in scope.excluded
