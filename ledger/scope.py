@@ -686,12 +686,9 @@ _KEY_VERBS = frozenset(
     for w in """
     see look decide judge weigh handle spell write run leave bring flag pick choose check
     assume talk know come take commit rather prefer like love want need try trade plan
-    think eat switch change pay fit hold finish ask asking depend depends
+    think eat switch change pay fit hold finish
     """.split()
 )
-
-
-_REASON = re.compile(r";|\b(?:because|since|as otherwise|so that|though|although)\b")
 
 
 def _handed_back(back: list[str]) -> str:
@@ -700,9 +697,6 @@ def _handed_back(back: list[str]) -> str:
     kept = []
     for part in back:
         norm = _DAYTIME_RE.sub(" ", normalize(part))
-        # A reason after the case ("; a loose shoe trips a small child", "because that's a
-        # whole afternoon") names no case.
-        norm = _REASON.split(norm)[0]
         m = ASK_BACK.search(norm)
         if m is None:
             kept.append(norm)
@@ -878,14 +872,6 @@ def _named_limit(
     return False, f"not {scope.text!r}"
 
 
-def _is_name(key: str, text: str) -> bool:
-    """Is the stem `key` written with a capital in `text` (a name, not a class of thing)?"""
-    return any(
-        stem(w.lower().removesuffix("'s")) == key and not text.startswith(w)
-        for w in re.findall(r"\b[A-Z][\w']+", text)
-    )
-
-
 def _capitalized(text: str) -> set[str]:
     """Stems of the capitalized words of a text (names, and words that open a sentence)."""
     return {stem(w.lower().removesuffix("'s")) for w in re.findall(r"\b[A-Z][\w']+", text)}
@@ -956,10 +942,8 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
 
     # Each kind of limit must hold on its own: "Kevin's parties" needs Kevin and a party.
     # Within one kind, any listed value will do ("for Maya and Jordan", "tops and pants").
-    named_hit = False
     if scope.people:
         hit = [p for p in scope.people if stem(p.lower()) in text_stems]
-        named_hit = bool(hit)
         checks.append(
             (True, f"matches '{', '.join(hit)}'") if hit else (False, f"not {scope.text!r}")
         )
@@ -978,11 +962,6 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         checks.append((channel in media, f"by {channel}, agreed: {', '.join(media)}"))
     if scope.excluded:
         bad = sorted(k for k in scope.excluded if found(k) or k == channel)
-        if bad and named_hit and not any(_is_name(k, scope.back_text) for k in bad):
-            # "With Dana, always. The other execs I'd rather judge": a session with Dana and
-            # the execs is Dana's. The person or place the user allowed by name is more
-            # specific than a class of thing handed back; a name handed back still vetoes.
-            bad = []
         if bad:
             checks.append((False, f"excluded: {', '.join(bad)}"))
     if not checks:
