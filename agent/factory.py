@@ -281,8 +281,7 @@ def _embedding_similarity(embedder: Any) -> Any:
     from ledger.text import lexical_similarity
 
     def sim(a: str, b: str) -> float:
-        va, vb = embedder.embed([a, b])
-        cos = float(sum(x * y for x, y in zip(va, vb, strict=True)))
-        return 0.5 * cos + 0.5 * lexical_similarity(a, b)
+        va, vb = embedder.embed_arrays([a, b])
+        return 0.5 * float(va @ vb) + 0.5 * lexical_similarity(a, b)
 
     return sim
