@@ -872,3 +872,51 @@ def test_a_mailbox_s_words_do_not_make_it_what_the_rule_speaks_of() -> None:
         choices=[(asking, [other])],
     )
     assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
+
+
+def test_an_invitation_s_facts_name_what_it_clashes_with() -> None:
+    """The gate reads an RSVP together with what the invitation clashes with, so a rule
+    about shift clashes is found for a cookout on a shift day."""
+    from agent.facts import call_facts
+    from tools.runtime import ToolCall
+    from tools.world import World
+
+    world = World.model_validate(
+        {
+            "invitations": [
+                {
+                    "id": "cookout",
+                    "from": "The Kowalczyks",
+                    "event": "Cookout",
+                    "when": "2026-07-11T17:00",
+                },
+                {"id": "brunch", "from": "Ana", "event": "Brunch", "when": "2026-07-12T11:00"},
+            ],
+            "calendar": {
+                "busy": [
+                    {
+                        "start": "2026-07-11T07:00",
+                        "end": "2026-07-11T19:00",
+                        "title": "Shift, St. Luke's ICU",
+                    }
+                ]
+            },
+        }
+    )
+    call = ToolCall("c1", "rsvp", {"invitation_id": "cookout", "response": "no"})
+    facts = call_facts(call, "The Kowalczyks are doing a cookout.", world, TODAY)
+    assert "clashes with Shift, St. Luke's ICU" in facts.entity_text
+    free = ToolCall("c2", "rsvp", {"invitation_id": "brunch", "response": "yes"})
+    assert "clashes" not in call_facts(free, "Ana's brunch.", world, TODAY).entity_text
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Your rotation throws up these conflicts a lot. Shall I decline anything that "
+        "clashes with a shift from now on?",
+        ActionType.rsvp,
+    )
+    other = entry(
+        "a2", Status.pending, "Want me to say yes to the neighbours' parties?", ActionType.rsvp
+    )
+    found = Gate(lambda: [rule, other]).relevant(facts, TODAY)[0]
+    assert found is not None and found.id == "a1"

@@ -381,6 +381,11 @@ def _parse_time(text: str, *, end: bool) -> datetime | None:
         return None
 
 
+def busy_during(world: World, start: datetime, end: datetime) -> list[BusySlot]:
+    """The calendar's busy slots that overlap [start, end)."""
+    return [s for s in world.calendar.busy if _overlaps(s, start, end)]
+
+
 def _overlaps(slot: BusySlot, start: datetime, end: datetime) -> bool:
     slot_start = _parse_time(slot.start, end=False)
     slot_end = _parse_time(slot.end, end=True)
