@@ -1288,7 +1288,7 @@ _NOT_PLAIN = re.compile(
     r"\b(?:only|just|except|unless|but|not|no|never|nobody|nothing|none|if|when|whenever|"
     r"until|instead|rather|otherwise|else|maybe|perhaps|might|probably|think|later|wait|"
     r"hold|ask|check|depends|though|although|yet|first|myself|skip|confirm|leave|apart|"
-    r"other|others|rest|separately|different|exclude|excluding|not)\b|n't\b|;"
+    r"other|others|rest|separately|different|exclude|excluding)\b|n't\b|;"
 )
 
 

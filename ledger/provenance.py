@@ -4,8 +4,7 @@ For a call the gate allowed, the details that tell the chosen item apart from th
 alternatives (an edition, a recipient, a response) and that the current request
 does not state must appear in a user turn of the most similar exchanges, in the user
 turn an arrangement was made after, in a confirmed entry, or in a tool result the user
-asked for. A detail that only an
-assistant turn ever said makes the gate ask.
+asked for. A detail that only an assistant turn ever said makes the gate ask.
 """
 
 from __future__ import annotations
