@@ -585,3 +585,13 @@ class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
                 f"collection was embedded with {model} ({sha}); "
                 f"this build embeds with {MODEL_ID} ({MODEL_SHA256})"
             )
+
+
+def embedding_cosine(embedder: MiniLMEmbedder) -> Callable[[str, str], float]:
+    """Cosine similarity of two texts' MiniLM embeddings (cached by the embedder)."""
+
+    def cos(a: str, b: str) -> float:
+        va, vb = embedder.embed_arrays([a, b])
+        return float(va @ vb)
+
+    return cos

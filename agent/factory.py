@@ -228,7 +228,7 @@ def build_agent(
     default a file in `data_dir`; replay passes one file shared by every history.
     The ledger waits up to `busy_timeout` seconds for another process's write lock.
     """
-    from agent.embeddings import MiniLMEmbedder
+    from agent.embeddings import MiniLMEmbedder, embedding_cosine
     from agent.memory import open_memory
     from tools.default_world import default_world
 
@@ -264,16 +264,6 @@ def build_agent(
         meaning=embedding_cosine(embedder),
         profile_text=profile_text,
     )
-
-
-def embedding_cosine(embedder: Any) -> Any:
-    """Cosine similarity of two texts' MiniLM embeddings (cached by the embedder)."""
-
-    def cos(a: str, b: str) -> float:
-        va, vb = embedder.embed_arrays([a, b])
-        return float(va @ vb)
-
-    return cos
 
 
 def _embedding_similarity(embedder: Any) -> Any:

@@ -6,12 +6,8 @@ from datetime import date, datetime, timedelta
 
 from ledger.scope import CallFacts
 from ledger.text import content_stems
-from tools.runtime import ToolCall, busy_during
+from tools.runtime import EVENT_HOURS, ToolCall, busy_during
 from tools.world import World
-
-# How long an invitation is taken to last when looking for clashes (as the reference
-# policy's calendar check).
-_EVENT_HOURS = 2
 
 
 def _when(text: str) -> datetime | None:
@@ -33,7 +29,7 @@ def call_facts(call: ToolCall, request: str, world: World, today: date) -> CallF
             if facts.when is not None:
                 # What the invitation clashes with is part of what the call is about ("your
                 # rotation throws up these conflicts": a rule about shifts governs it).
-                clashes = busy_during(world, facts.when, facts.when + timedelta(hours=_EVENT_HOURS))
+                clashes = busy_during(world, facts.when, facts.when + timedelta(hours=EVENT_HOURS))
                 if clashes:
                     facts.entity_text += " clashes with " + "; ".join(c.title for c in clashes)
             contact = next((c for c in world.contacts if c.name.lower() == inv.from_.lower()), None)

@@ -42,11 +42,10 @@ from ledger.text import (
     stated_quantity,
     stem,
 )
-from tools.runtime import ToolCall
+from tools.runtime import EVENT_HOURS, ToolCall
 
 SIDE_EFFECTING = ("rsvp", "purchase", "send")
 _READS = ("list_invitations", "search_products", "find_documents")
-EVENT_HOURS = 2  # how long an invitation is assumed to last when checking the calendar
 
 # -- words ---------------------------------------------------------------------------
 

@@ -578,8 +578,7 @@ def test_a_failing_meaning_check_leaves_the_proposal_pending() -> None:
 
 @pytest.fixture(scope="module")
 def minilm_cosine() -> object:
-    from agent.embeddings import MiniLMEmbedder
-    from agent.factory import embedding_cosine
+    from agent.embeddings import MiniLMEmbedder, embedding_cosine
 
     return embedding_cosine(MiniLMEmbedder())
 

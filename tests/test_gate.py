@@ -690,31 +690,43 @@ def test_an_entry_below_the_threshold_governs_only_when_it_stands_out() -> None:
     assert both.relevant(low, TODAY)[0] is None  # two as similar: neither stands out
 
 
-def test_the_first_case_named_in_the_proposal_does_not_veto_a_new_one() -> None:
-    """The proposal sent the first scope to Harbor Ironworks; the rule is about the
-    version, so sending the stripped copy to the engineer follows it."""
-    proposal = (
-        "I'll send Harbor Ironworks the copy with your cost estimate stripped out. Should "
-        "that be the version I send whenever a scope leaves the board?"
-    )
-    rule = entry(
+_SCOPE_PROPOSAL = (
+    "I'll send Harbor Ironworks the copy with your cost estimate stripped out. Should "
+    "that be the version I send whenever a scope leaves the board?"
+)
+_ENGINEER = "Marisol Vega structural engineer mvega@cascadia.test"
+
+
+def _scope_version_rule() -> Arrangement:
+    """The rule is about the version of a scope that goes out, not about a recipient."""
+    return entry(
         "a1",
         Status.confirmed,
         "Should that be the version I send whenever a scope leaves the board?",
         ActionType.send,
-        evidence=[quote("assistant", proposal), quote("user", "Yes, always.", 1)],
+        evidence=[quote("assistant", _SCOPE_PROPOSAL), quote("user", "Yes, always.", 1)],
     )
-    engineer = "Marisol Vega structural engineer mvega@cascadia.test"
-    others = ["Harbor Ironworks contractor bids@harbor.test", "Gloria Whitcomb treasurer"]
-    facts = CallFacts(
+
+
+def _scope_to_engineer(others: list[str]) -> CallFacts:
+    """Sending the stripped scope to the engineer, with `others` as the other contacts."""
+    return CallFacts(
         tool="send",
         args={"to": "mvega@cascadia.test", "document_id": "d1"},
         request="The stair scope is ready; it goes to Marisol Vega for review.",
-        entity_text=f"{engineer} Stair repair scope (estimate stripped)",
-        recipients=["mvega@cascadia.test", engineer],
+        entity_text=f"{_ENGINEER} Stair repair scope (estimate stripped)",
+        recipients=["mvega@cascadia.test", _ENGINEER],
         competing=others,
-        choices=[(engineer, others)],
+        choices=[(_ENGINEER, others)],
     )
+
+
+def test_the_first_case_named_in_the_proposal_does_not_veto_a_new_one() -> None:
+    """The proposal sent the first scope to Harbor Ironworks; the rule is about the
+    version, so sending the stripped copy to the engineer follows it."""
+    rule = _scope_version_rule()
+    others = ["Harbor Ironworks contractor bids@harbor.test", "Gloria Whitcomb treasurer"]
+    facts = _scope_to_engineer(others)
     assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
     # an address the proposal names is still what the rule points at
     named = entry(
@@ -786,28 +798,9 @@ def test_a_rule_that_sends_to_whoever_asks_is_not_pinned_to_the_first_address() 
 def test_the_rule_s_condition_does_not_pick_a_recipient() -> None:
     """ "The version I send whenever a scope leaves the board": the board president is not
     whom the rule sends to; sending the stripped copy to the engineer follows it."""
-    proposal = (
-        "I'll send Harbor Ironworks the copy with your cost estimate stripped out. Should "
-        "that be the version I send whenever a scope leaves the board?"
-    )
-    rule = entry(
-        "a1",
-        Status.confirmed,
-        "Should that be the version I send whenever a scope leaves the board?",
-        ActionType.send,
-        evidence=[quote("assistant", proposal), quote("user", "Yes, always.", 1)],
-    )
-    engineer = "Marisol Vega structural engineer mvega@cascadia.test"
+    rule = _scope_version_rule()
     others = ["Gloria Whitcomb board president gloria@kinnear.test"]
-    facts = CallFacts(
-        tool="send",
-        args={"to": "mvega@cascadia.test", "document_id": "d1"},
-        request="The stair scope is ready; it goes to Marisol Vega for review.",
-        entity_text=f"{engineer} Stair repair scope (estimate stripped)",
-        recipients=["mvega@cascadia.test", engineer],
-        competing=others,
-        choices=[(engineer, others)],
-    )
+    facts = _scope_to_engineer(others)
     assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
 
 

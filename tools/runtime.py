@@ -381,6 +381,10 @@ def _parse_time(text: str, *, end: bool) -> datetime | None:
         return None
 
 
+# How long an invitation is taken to last when its time is checked against the calendar.
+EVENT_HOURS = 2
+
+
 def busy_during(world: World, start: datetime, end: datetime) -> list[BusySlot]:
     """The calendar's busy slots that overlap [start, end)."""
     return [s for s in world.calendar.busy if _overlaps(s, start, end)]

@@ -65,8 +65,7 @@ def make_classifier(writer: str, settings: Settings) -> ReplyClassifier:
     """The rules classifier, or the LLM classifier on the configured model."""
     if writer == "rules":
         # The same reading as the agent's ledger writer: rules plus MiniLM's meaning check.
-        from agent.embeddings import MiniLMEmbedder
-        from agent.factory import embedding_cosine
+        from agent.embeddings import MiniLMEmbedder, embedding_cosine
 
         return RulesClassifier(embedding_cosine(MiniLMEmbedder()))
     if settings.model == "reference":
