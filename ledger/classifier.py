@@ -115,7 +115,8 @@ _STANDING_RE = re.compile(
     # "size up like that on everything I buy for her", "if one of the guys asks for a
     # chart, should I just send it over without bugging you?"
     r"\b(?:on|for) (?:everything|anything|all) (?:i|you|we) (?:buy|order|get|send|book)\b|"
-    r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an) \w+.*\b(?:should i|shall i|"
+    r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an|another|any|the next) "
+    r"\w+.*\b(?:should i|shall i|"
     r"want me to|i'll|i can)\b|"
     r"\bwithout (?:bugging|bothering|asking|checking with|pinging) you\b|"
     # "answer each one the same way", "route every governors' paper through her like that",
@@ -126,7 +127,7 @@ _STANDING_RE = re.compile(
     r"form|bill|quote|complaint|enquiry|inquiry|booking|delivery)s?\b|"
     r"\bmake (?:that|this|it) (?:the|a|our|my|your) (?:rule|default|standard|norm|practice|"
     r"policy)\b|\bwhoever\b|"
-    r"\bwhen(?:ever)? (?:a|an|any|someone|one)\b.*\b(?:would you like me|do you want me|"
+    r"\bwhen(?:ever)? (?:a|an|any|another|someone|one)\b.*\b(?:would you like me|do you want me|"
     r"shall i|should i|want me)\b",
 )
 OFFER: tuple[str, ...] = (
@@ -1239,12 +1240,17 @@ def _one_off_part(assistant: str, proposal: Proposal) -> str:
 # loop me in", "no reason to ever get the small one", "I'd never say no to Marta".
 _AFFIRMING_NEGATION = re.compile(
     r"\b(?:no need to|don't need to|needn't|never need to|no point(?: in)?|don't have to|"
-    r"never have to|no reason to(?: \w+){0,2}?)\s+(?:ask|check|loop|run|bother|consult|clear|confirm|"
+    r"never have to|(?:don't|do not|never) (?:even )?bother|no reason to(?: \w+){0,2}?)"
+    r"\s+(?:(?:even|ever|really) )?(?:ask|check|loop|run|bother|consult|clear|confirm|"
     r"ping|wait|get the|buy the|order the|pick the)\w*(?: (?:it|them|those|these|that))?"
     r"(?: (?:me|us|with me|with us|by me|past me|me in|for me|on me))?"
     r"(?: (?:on|about|for|with) (?:those|these|them|it|that|any of (?:them|those|these)))?|"
     r"\b(?:never|can't|cannot|couldn't|wouldn't|won't) (?:ever )?say no\b|"
-    r"\bno reason not to\b|\bno-?brainer\b",
+    r"\bno reason not to\b|\bno-?brainer\b|"
+    # "hospital or no hospital": whatever happens, not a refusal
+    r"\b(\w+) or no \1\b|"
+    # "I wouldn't miss her scones for the world"
+    r"\b(?:wouldn't|would not|won't|will not) miss (?:\w+ ){0,4}?for the world\b",
     re.IGNORECASE,
 )
 
@@ -1415,6 +1421,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         or approves_after
         or _ACK_WORD.match(first_q)
         or _refers_to_task(task_part, user)
+        or _scorns_the_other(user, proposal.text)
     ):
         return Classification(Act.no_uptake, proposal=proposal)
     unrelated = not (
@@ -1428,7 +1435,9 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         or limit_cue
         or acknowledged
     )
-    if unrelated and not _refers_to_task(task_part, user):
+    if unrelated and not (
+        _refers_to_task(task_part, user) or _scorns_the_other(user, proposal.text)
+    ):
         return Classification(Act.no_uptake, proposal=proposal)
 
     # 2. revise: a different standing rule replaces the proposal
@@ -1457,6 +1466,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         _REMARK.search(normalize(restriction))
         or _asked(restriction, user)
         or _STANDING_ONLY.match(normalize(restriction))
+        or _reason_beside_yes(restriction, user)
     ):
         # A reason or a description given with the yes limits nothing; a limit may still
         # stand elsewhere in the reply ("Only weekends. Weekdays I'm at work anyway.").
@@ -1527,12 +1537,67 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     ):
         return Classification(Act.accept, proposal=proposal)
 
+    # 5c. a rhetorical question against the other choice ("Why on earth would I want the
+    # old one floating around?" after "always send the most recent version?")
+    if not (one_off or self_kept or reject_cue) and _scorns_the_other(user, proposal.text):
+        return Classification(Act.accept, proposal=proposal)
+
     # 6. implicit (carries on with the immediate task) or no uptake (new subject)
     if (reaction and task_part.strip()) or one_off:
         return Classification(Act.implicit, proposal=proposal)
     if _refers_to_task(task_part, user):
         return Classification(Act.implicit, proposal=proposal)
     return Classification(Act.no_uptake, proposal=proposal)
+
+
+# A statement with a subject of its own ("those are the only parties I enjoy", "the last
+# thing I need is running dry", "she'd go to every one"): a reason, when a yes stands beside it.
+_REASON_CLAUSE = re.compile(
+    r"^(?:those|these|they|they're|they'd|they'll|she|she's|she'd|he|he's|he'd|it|it's|i|i'm|"
+    r"i'd|i've|we|we're|we'd|nothing|nobody|no one|the last thing)\b"
+)
+_CONDITION_WORD = re.compile(
+    r"\b(?:if|unless|as long as|so long as|provided|except|apart from|other than|but|when|"
+    r"whenever|while|under|over|below|above|up to)\b"
+)
+
+
+def _reason_beside_yes(clause: str, reply: str) -> bool:
+    """Is `clause` a reason given beside a yes ("Please do, those are the only parties I
+    actually enjoy.") rather than a limit ("Sure, for anything under fifty")? Nothing may be
+    handed back or contrasted anywhere in the reply."""
+    norm, whole = normalize(clause), normalize(reply)
+    if (
+        not _REASON_CLAUSE.match(norm)
+        or _CONDITION_WORD.search(norm)
+        or _MONEY.search(norm)
+        or ACCEPT_CUE.search(norm)
+        or _ASK_ME.search(whole)
+        or ASK_BACK.search(whole)
+        or _CONTRAST_ANY.search(whole)
+        or _ELSE.search(whole)
+    ):
+        return False
+    parts = [normalize(c) for c in re.split(r"[,;:.!?]+|\s[—–-]\s|—", reply) if c.strip()]
+    others = [c for c in parts if c and c not in norm and norm[:12] not in c]
+    return any(_starts_with(c, DIRECT_YES) or _APPROVING.search(c) for c in others)
+
+
+_WHY_WANT = re.compile(
+    r"^(?:\w+[,—-]*\s+)?why (?:on earth |in the world |ever )?would (?:i|we|anyone|anybody|"
+    r"you) (?:ever )?(?:want|need|use|pick|choose|keep|send|buy) (?:the|those|these|an?|any|"
+    r"some) (?P<what>[^?]+)\?"
+)
+
+
+def _scorns_the_other(user: str, proposal: str) -> bool:
+    """A rhetorical "why would I want the X?" where X is not what the proposal offers: the
+    user waves the alternative away, so the proposal stands."""
+    m = _WHY_WANT.match(normalize(user))
+    if m is None:
+        return False
+    what = content_stems(m.group("what")) - _GENERIC_STEMS
+    return bool(what) and not what & content_stems(proposal)
 
 
 # "Every single time": how often, not which cases.
@@ -1569,14 +1634,15 @@ _ACK_WORD = re.compile(
     r"\b(?:yes|yeah|yep|yup|sure|ok|okay|fine|absolutely|definitely|agreed|deal|once)\b"
 )
 _APPROVING = re.compile(
-    r"^(?:do|exactly|quite right|correct|agreed|indeed|precisely|naturally|certainly|"
-    r"gladly|go on|be my guest|fair enough|perfect sense|(?:much|far|way|so much) better|"
+    r"^(?:(?:oh|ah|aw|och|sure|well)[,!]?\s+)?(?:do|exactly|quite right|correct|agreed|indeed|"
+    r"precisely|naturally|certainly|gladly|go on|be my guest|fair enough|perfect sense|"
+    r"(?:much|far|way|so much) better|legend|(?:you )?(?:absolute |total )?(?:legend|hero|champion)|"
     r"obviously|of course|absolutely|marvellous|brilliant|lovely|"
     r"forever|always|on you go|every (?:single )?time)"
     r"(?:$|[.!,—-]| —)|"
     # "Blanket no it is.", "'The usual' it is.", "Seven it is."
     r"(?:^|[.!?]\s+)(?!(?:\S+ )*(?:what|how|why|where|who|as|that's|this)\b)(?:\S+ ){1,4}it is[.!]*$|"
-    r"\b(?:sign me up|good shout|cracking idea|carte blanche|works a treat|no-brainer|"
+    r"\b(?:sign me up|set and forget|that's the one|good shout|cracking idea|carte blanche|works a treat|no-brainer|"
     r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
     r"consider (?:it|the word|that) (?:your|yours|done|said)|wild horses|that's the rule|"
     r"is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem)|"
