@@ -52,6 +52,7 @@ __all__ = [
     "cache_clear",
     "cache_info",
     "model_path",
+    "reply_acceptance",
     "tokenizer_path",
     "verify_file",
     "verify_model_files",
@@ -595,3 +596,11 @@ def embedding_cosine(embedder: MiniLMEmbedder) -> Callable[[str, str], float]:
         return float(va @ vb)
 
     return cos
+
+
+def reply_acceptance(embedder: MiniLMEmbedder) -> Callable[[str, str], float]:
+    """P(a reply accepts the proposal it answers), from the reply model on MiniLM vectors
+    (see ledger.reply_model): (proposal, reply) -> probability."""
+    from ledger.reply_model import ReplyModel
+
+    return ReplyModel(embedder.embed_arrays).accept_probability

@@ -98,6 +98,7 @@ class Agent:
     actions: ActionLog = field(default_factory=ActionLog)
     similarity: Any = None
     meaning: Any = None  # cosine of MiniLM embeddings, for the ledger writer and the gate
+    acceptance: Any = None  # the reply model's P(accept), for the ledger writer
     persist_consumption: bool = True  # replay keeps its frozen ledger untouched
     profile_text: str = ""
 
@@ -105,7 +106,7 @@ class Agent:
         from ledger.text import lexical_similarity
 
         sim = self.similarity or lexical_similarity
-        classifier: Any = RulesClassifier(self.meaning)
+        classifier: Any = RulesClassifier(self.meaning, self.acceptance)
         if self.settings.ledger_writer == "llm":
             from ledger.llm_classifier import LLMClassifier
 
@@ -228,7 +229,7 @@ def build_agent(
     default a file in `data_dir`; replay passes one file shared by every history.
     The ledger waits up to `busy_timeout` seconds for another process's write lock.
     """
-    from agent.embeddings import MiniLMEmbedder, embedding_cosine
+    from agent.embeddings import MiniLMEmbedder, embedding_cosine, reply_acceptance
     from agent.memory import open_memory
     from tools.default_world import default_world
 
@@ -262,6 +263,7 @@ def build_agent(
         policy=policy,
         similarity=_embedding_similarity(embedder),
         meaning=embedding_cosine(embedder),
+        acceptance=reply_acceptance(embedder),
         profile_text=profile_text,
     )
 

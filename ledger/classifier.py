@@ -123,8 +123,18 @@ _STANDING_RE = re.compile(
     # "make that the rule: whoever asks ...", "when a complaint lands, would you like me to"
     r"\b(?:each|every) one (?:of them )?(?:the same way|like that|like this|that way)\b|"
     r"\bevery\b.*\blike (?:that|this)\b|\blike (?:that|this)\b.*\bevery\b|"
-    r"\bevery (?:[\w']+ ){0,2}(?:paper|document|report|file|letter|invoice|receipt|statement|"
-    r"form|bill|quote|complaint|enquiry|inquiry|booking|delivery)s?\b|"
+    r"\b(?:every|each) (?:[\w']+ ){0,2}(?:paper|document|report|file|letter|invoice|receipt|"
+    r"statement|form|bill|quote|complaint|enquiry|inquiry|booking|delivery|birthday|event|"
+    r"trip|party|meeting|match|game|class|session|appointment|visit)s?\b|"
+    # A condition on cases still to come, and an offer in the same sentence: "If more
+    # contracts come in, I can handle them", "If other recruiters get in touch, should I
+    # send them your CV?", "If I notice you're low again, should I just reorder?"
+    r"\b(?:if|when|whenever)\b[^.?!;]*\b(?:more|other|another|any|anything else|again|next|"
+    r"future)\b[^.?!;]*\b(?:should i|shall i|want me to|do you want me to|would you like me "
+    r"to|i could|i can|i'll)\b|"
+    # "Should I send them new videos as you take them?", "do the same for every birthday"
+    r"\bas (?:you|they|she|he|we) (?:take|get|make|send|write|finish|receive|book) them\b|"
+    r"\bdo the same (?:for|with|on) (?:every|each|all|any)\b|"
     r"\bmake (?:that|this|it) (?:the|a|our|my|your) (?:rule|default|standard|norm|practice|"
     r"policy)\b|\bwhoever\b|"
     r"\bwhen(?:ever)? (?:a|an|any|another|someone|one)\b.*\b(?:would you like me|do you want me|"
@@ -1256,7 +1266,10 @@ _AFFIRMING_NEGATION = re.compile(
 
 
 def classify_reply(
-    assistant: str, user: str, meaning: Callable[[str, str], float] | None = None
+    assistant: str,
+    user: str,
+    meaning: Callable[[str, str], float] | None = None,
+    acceptance: Callable[[str, str], float] | None = None,
 ) -> Classification:
     """Label how `user` treats a standing proposal in `assistant` (see the Act enum).
 
@@ -1264,15 +1277,17 @@ def classify_reply(
     leave pending is an acceptance when it is a plain statement on the proposal's own
     subject: no question, limit, hedge, refusal or other request in it, and closer in
     meaning to the standing offer than to the one-off task ("'The usual' it is.", "They'll
-    be stoked. Every 'family' one, straight over.")."""
+    be stoked. Every 'family' one, straight over.").
+
+    With `acceptance` (P(accept | proposal, reply) from `ledger.reply_model`), a reply the
+    rules and the meaning check leave pending is an acceptance when the model is at least
+    MODEL_ACCEPT sure and the reply has no negation, limit, contrast or hand-back in it:
+    the model reads everyday speech the cue words miss, but cannot tell yes from no well."""
     result = _classify_rules(assistant, user)
-    if (
-        meaning is not None
-        and result.act in (Act.implicit, Act.no_uptake)
-        and result.proposal is not None
-        and _plain_statement(user)
-    ):
-        proposal = result.proposal
+    if result.act not in (Act.implicit, Act.no_uptake) or result.proposal is None:
+        return result
+    proposal = result.proposal
+    if meaning is not None and _plain_statement(user):
         task = _one_off_part(assistant, proposal)
         try:
             close = meaning(user, proposal.text)
@@ -1281,7 +1296,27 @@ def classify_reply(
             return result
         if close >= RELATED_ACCEPT and close > to_task:
             return Classification(Act.accept, proposal=proposal)
+    if acceptance is not None and not _NEGATIVE.search(normalize(user)) and "?" not in user:
+        try:
+            sure = acceptance(proposal.text, user)
+        except Exception:  # no model, no change: the proposal stays pending
+            return result
+        if sure >= MODEL_ACCEPT:
+            return Classification(Act.accept, proposal=proposal)
     return result
+
+
+# How sure the reply model must be that a pending reply accepts. Set on the development
+# batteries, then checked on a battery written blind to it (no refusal or unrelated reply
+# there reached it).
+MODEL_ACCEPT = 0.5
+# Anything that could make a reply a refusal, a limit, a hand-back or a request of its own
+# (and any question, see above): the model's reading is not trusted on those.
+_NEGATIVE = re.compile(
+    r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
+    r"myself|ask me|check with me|let me|decide|pass|stop|instead|but|though|however|only|"
+    r"except|unless|can you|could you|would you|will you)\b|n't\b"
+)
 
 
 # How close in meaning (MiniLM cosine) a plain statement must be to the standing offer to
@@ -1520,9 +1555,16 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     # 4. reject
     if negated or (reject_cue and not (yes or (affirm and not self_kept))):
         return Classification(Act.reject, proposal=proposal)
+    # The user keeping the decision, with no yes ("I'll do it myself", "I'll take it party
+    # by party"): "do it" there is the user's own doing.
+    plain_yes = _starts_with(norm, DIRECT_YES) or _YES_ANYWHERE.search(head)
+    if _KEEPS_DECISION.search(norm) and not plain_yes and not _TASK_REQUEST.search(norm):
+        return Classification(Act.reject, proposal=proposal)
 
     # 5. accept (also: an affirming directive, or the user restating the rule as standing)
-    if (yes or affirm or (standing and topical and not question)) and not one_off:
+    if (
+        yes or (affirm and not self_kept) or (standing and topical and not question)
+    ) and not one_off:
         return Classification(Act.accept, proposal=proposal)
     # A reaction that goes on with the one-off task ("great, and tell him ...") is about
     # the task, however short the assistant's report of it ("Done, I RSVP'd yes.").
@@ -1598,6 +1640,12 @@ def _scorns_the_other(user: str, proposal: str) -> bool:
         return False
     what = content_stems(m.group("what")) - _GENERIC_STEMS
     return bool(what) and not what & content_stems(proposal)
+
+
+_KEEPS_DECISION = re.compile(
+    r"\b(?:myself|on my own|i'll (?:handle|decide|do|deal with|take care of|pick|choose) "
+    r"(?:it|them|those|these|that)\b|case by case|(\w+) by \1)\b"
+)
 
 
 # "Every single time": how often, not which cases.

@@ -42,15 +42,20 @@ class RulesClassifier:
 
     name = "rules"
 
-    def __init__(self, meaning: Similarity | None = None) -> None:
+    def __init__(
+        self, meaning: Similarity | None = None, acceptance: Similarity | None = None
+    ) -> None:
         # Meaning similarity (the agent passes MiniLM's cosine): a plain statement on the
         # proposal's own subject that the rules leave pending is read as an acceptance.
         self.meaning = meaning
+        # P(accept | proposal, reply) from the reply model: a second reading of a reply the
+        # rules leave pending (see classify_reply).
+        self.acceptance = acceptance
 
     def classify_reply(self, assistant: str, user: str) -> Classification:
         from ledger.classifier import classify_reply
 
-        return classify_reply(assistant, user, self.meaning)
+        return classify_reply(assistant, user, self.meaning, self.acceptance)
 
 
 _STATUS_FOR_ACT = {

@@ -445,6 +445,40 @@ def test_everyday_acceptances(assistant: str, user: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "assistant",
+    [
+        "I've booked the plumber for Tuesday. If anything else in the house needs fixing, I "
+        "could just book him directly rather than check with you first.",
+        "I've sent your portfolio to the gallery in Leith. If other galleries get in touch, "
+        "should I send it to them too?",
+        "Ordered a pack of AA batteries, $9. If I notice you're low again, should I just reorder?",
+        "I've emailed Nana the photos from the recital. Should I send her new photos as you "
+        "take them?",
+        "Flowers are ordered for your mum's birthday. Want me to do the same for every "
+        "family birthday?",
+    ],
+)
+def test_offers_on_cases_still_to_come_are_standing_proposals(assistant: str) -> None:
+    assert detect_proposal(assistant) is not None
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "I'll do it myself, the landlord prefers hearing from me.",
+        "I'd better do it myself, some of them are touchy.",
+        "I'll take it gallery by gallery.",
+    ],
+)
+def test_keeping_the_decision_without_a_yes_refuses(user: str) -> None:
+    assistant = (
+        "I've sent your portfolio to the gallery in Leith. If other galleries get in touch, "
+        "should I send it to them too?"
+    )
+    assert classify_reply(assistant, user).act is Act.reject
+
+
+@pytest.mark.parametrize(
     ("assistant", "user", "act"),
     [
         # a yes beside a limit is still a limit, whatever the clause looks like

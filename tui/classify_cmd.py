@@ -64,10 +64,12 @@ def parse_lines(lines: Iterable[str]) -> list[tuple[int, dict[str, Any]]]:
 def make_classifier(writer: str, settings: Settings) -> ReplyClassifier:
     """The rules classifier, or the LLM classifier on the configured model."""
     if writer == "rules":
-        # The same reading as the agent's ledger writer: rules plus MiniLM's meaning check.
-        from agent.embeddings import MiniLMEmbedder, embedding_cosine
+        # The same reading as the agent's ledger writer: rules, MiniLM's meaning check and
+        # the reply model.
+        from agent.embeddings import MiniLMEmbedder, embedding_cosine, reply_acceptance
 
-        return RulesClassifier(embedding_cosine(MiniLMEmbedder()))
+        embedder = MiniLMEmbedder()
+        return RulesClassifier(embedding_cosine(embedder), reply_acceptance(embedder))
     if settings.model == "reference":
         raise InputError(
             "--writer llm needs a litellm model: pass --model (e.g. openai/gpt-4o-mini, "

@@ -1,0 +1,159 @@
+"""The reply model: a learned second reading of replies the rules leave pending."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ledger import reply_model
+from ledger.classifier import classify_reply
+from ledger.model import Act
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+BATTERIES = sorted(DATA.glob("classify_*.jsonl"))
+
+FILTERS = (
+    "I've ordered two replacement water filters for the fridge. Should I reorder them every "
+    "six months without asking?"
+)
+
+
+def _rows() -> list[dict[str, str]]:
+    return [
+        json.loads(line)
+        for path in BATTERIES
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+
+
+def test_the_weights_were_trained_on_the_current_batteries() -> None:
+    """Changing a training battery without retraining (scripts/train_reply_model.py) fails."""
+    meta = json.loads(str(np.load(reply_model.WEIGHTS)["meta"]))
+    assert meta["labels"] == list(reply_model.LABELS)
+    for name, digest in meta["files"].items():
+        assert reply_model.file_digest(ROOT / name) == digest, f"{name} changed: retrain"
+    # never the benchmark corpus
+    assert not any("scenarios" in name for name in meta["files"])
+
+
+def test_a_sure_model_turns_only_a_clean_pending_reply_into_an_acceptance() -> None:
+    def always(proposal: str, reply: str) -> float:
+        return 1.0
+
+    assert classify_reply(FILTERS, "Legend. Set and forget.", acceptance=always).act is Act.accept
+    for reply in (
+        "Right, the blue ones are the ones that fit.",  # left pending by the rules alone
+        "Legend. Set and forget.",
+    ):
+        assert classify_reply(FILTERS, reply, acceptance=always).act is Act.accept
+    for reply in (
+        "I'd rather keep an eye on those myself.",  # a refusal stays a refusal
+        "Not the filters, no.",
+        "Can you also find the fridge's manual?",  # a request of its own
+        "Were they the blue ones?",  # a question
+        "Only when they're on sale.",  # a limit
+    ):
+        assert classify_reply(FILTERS, reply, acceptance=always).act is not Act.accept
+
+
+def test_an_unsure_or_failing_model_changes_nothing() -> None:
+    def unsure(proposal: str, reply: str) -> float:
+        return 0.2
+
+    def broken(proposal: str, reply: str) -> float:
+        raise RuntimeError("no model")
+
+    reply = "Right, the blue ones are the ones that fit."
+    rules = classify_reply(FILTERS, reply).act
+    assert rules in (Act.implicit, Act.no_uptake)
+    assert classify_reply(FILTERS, reply, acceptance=unsure).act is rules
+    assert classify_reply(FILTERS, reply, acceptance=broken).act is rules
+
+
+def test_the_model_is_only_asked_about_replies_the_rules_leave_pending() -> None:
+    """With P(accept) = 1 for everything, every reply the rules read as an acceptance, a
+    limit, a refusal or a revision keeps that reading, on every labelled battery."""
+
+    def always(proposal: str, reply: str) -> float:
+        return 1.0
+
+    for row in _rows():
+        rules = classify_reply(row["assistant"], row["user"]).act
+        if rules not in (Act.implicit, Act.no_uptake):
+            assert classify_reply(row["assistant"], row["user"], acceptance=always).act is rules
+
+
+@pytest.fixture(scope="module")
+def model() -> reply_model.ReplyModel:
+    from agent.embeddings import MiniLMEmbedder
+
+    return reply_model.ReplyModel(MiniLMEmbedder().embed_arrays)
+
+
+def test_the_model_reads_everyday_acceptances_and_not_a_change_of_subject(
+    model: reply_model.ReplyModel,
+) -> None:
+    proposal = "Should I reorder them every six months without asking?"
+    p = model.probabilities(proposal, "Brilliant, one less thing to remember.")
+    assert abs(sum(p.values()) - 1.0) < 1e-6
+    assert p["accept"] > 0.5
+    assert model.accept_probability(proposal, "What time does the pharmacy shut on Sunday?") < 0.2
+
+
+@pytest.mark.slow
+def test_training_is_deterministic(tmp_path: Path) -> None:
+    out = tmp_path / "w.npz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train_reply_model.py"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    fresh, kept = np.load(out), np.load(reply_model.WEIGHTS)
+    np.testing.assert_allclose(fresh["w"], kept["w"], atol=1e-4)
+
+
+def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
+    model: reply_model.ReplyModel,
+) -> None:
+    """Over every labelled battery (1,250 replies; in-sample for most of them, so this is a
+    floor, not a claim): the model only ever adds acceptances where the label is accept.
+    Measured on 2026-12-03: 6 replies the rules leave pending become acceptances, all right;
+    on a battery written blind to the model, 4 more acceptances and no wrong one."""
+    added = 0
+    for row in _rows():
+        rules = classify_reply(row["assistant"], row["user"]).act
+        both = classify_reply(
+            row["assistant"], row["user"], acceptance=model.accept_probability
+        ).act
+        if both is not rules:
+            assert both is Act.accept and row["label"] == "accept", row["id"]
+            added += 1
+    assert added >= 6
+
+
+def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
+    """`heldout_classify.jsonl` (50 episodes written blind to the code, never read while
+    changing it): counts only, so a failure shows no reply. Measured on 2026-12-03 with the
+    agent's full reading (rules, meaning check, reply model): 35/50 acceptances read (30 at
+    the session's start), 3 refusals read as acceptances (3 before), no unrelated reply read
+    as one. Floors and ceilings against regressions."""
+    from agent.embeddings import MiniLMEmbedder, embedding_cosine
+
+    meaning = embedding_cosine(MiniLMEmbedder())
+    counts: dict[tuple[str, str], int] = {}
+    for line in (DATA / "heldout_classify.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        act = classify_reply(row["assistant"], row["user"], meaning, model.accept_probability)
+        key = (row["label"], act.act.value)
+        counts[key] = counts.get(key, 0) + 1
+    assert counts.get(("accept", "accept"), 0) >= 35
+    assert counts.get(("reject", "accept"), 0) <= 3
+    assert counts.get(("no_uptake", "accept"), 0) == 0
+    assert counts.get(("scoped", "accept"), 0) <= 2
