@@ -137,6 +137,8 @@ _STANDING_RE = re.compile(
     r"\bdo the same (?:for|with|on) (?:every|each|all|any)\b|"
     r"\bmake (?:that|this|it) (?:the|a|our|my|your) (?:rule|default|standard|norm|practice|"
     r"policy)\b|\bwhoever\b|"
+    # "Shall we make that the way it's done?"
+    r"\b(?:the way|how) (?:it's|it is|it gets|things are|things get) done\b|"
     r"\bwhen(?:ever)? (?:a|an|any|another|someone|one)\b.*\b(?:would you like me|do you want me|"
     r"shall i|should i|want me)\b",
 )
@@ -1487,11 +1489,17 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     if not one_off:
         if strong_sents and (standing or not strong_q) and not _ASK_ME_ONLY(user):
             return Classification(Act.revise, revision=directive or user.strip(), proposal=proposal)
+        # "Tops, reorder whenever. ... ask me before buying any pants": a topic allowed and
+        # the rest handed back is a scope, not a new rule.
+        topic_handed_back = bool(_ASK_ME.search(norm) or ASK_BACK.search(norm)) and bool(
+            _restriction(user, proposal.text)[1]
+        )
         if (
             directive
             and (standing or negated or reject_cue)
             and not (not negated and _restates(directive, proposal.text))
             and not _MAKE_IT_SO.search(normalize(directive))
+            and not topic_handed_back
         ):
             return Classification(Act.revise, revision=directive, proposal=proposal)
 
@@ -1690,7 +1698,8 @@ _APPROVING = re.compile(
     r"(?:$|[.!,—-]| —)|"
     # "Blanket no it is.", "'The usual' it is.", "Seven it is."
     r"(?:^|[.!?]\s+)(?!(?:\S+ )*(?:what|how|why|where|who|as|that's|this)\b)(?:\S+ ){1,4}it is[.!]*$|"
-    r"\b(?:sign me up|set and forget|that's the one|good shout|cracking idea|carte blanche|works a treat|no-brainer|"
+    r"\b(?:sign me up|set and forget|that's the one|good shout|(?:you've|you have) got "
+    r"(?:me|us|it) (?:figured|sussed|pegged|sorted)|you know (?:me|us) (?:too |so )?well|cracking idea|carte blanche|works a treat|no-brainer|"
     r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
     r"consider (?:it|the word|that) (?:your|yours|done|said)|wild horses|that's the rule|"
     r"is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem)|"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -516,7 +516,11 @@ def _end_of_month(day: date) -> date:
 
 
 def parse_scope(
-    text: str, today: date | None = None, clause: str | None = None, proposal: str = ""
+    text: str,
+    today: date | None = None,
+    clause: str | None = None,
+    proposal: str = "",
+    turn: str = "",
 ) -> Scope:
     """Structured constraints from a user's scoped acceptance (see `_parse_scope`).
 
@@ -524,9 +528,9 @@ def parse_scope(
     I go Main Cabin?"), the limit is elsewhere in what the reply allows ("When Nora's flying
     with me"): the whole allowed side is read instead.
     """
-    scope = _parse_scope(text, today, clause, proposal)
+    scope = _parse_scope(text, today, clause, proposal, turn)
     if clause and proposal and not _narrows(scope, proposal):
-        whole = _parse_scope(text, today, None, proposal)
+        whole = _parse_scope(text, today, None, proposal, turn)
         if _narrows(whole, proposal):
             return whole.model_copy(update={"text": scope.text})
     return scope
@@ -552,7 +556,11 @@ def _narrows(scope: Scope, proposal: str) -> bool:
 
 
 def _parse_scope(
-    text: str, today: date | None = None, clause: str | None = None, proposal: str = ""
+    text: str,
+    today: date | None = None,
+    clause: str | None = None,
+    proposal: str = "",
+    turn: str = "",
 ) -> Scope:
     """Structured constraints from a user's scoped acceptance (whole reply + its limit clause).
 
@@ -650,7 +658,9 @@ def _parse_scope(
         m.group(1) for m in re.finditer(r"\bin ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", src_positive)
     ]
     place_words = {w.lower() for p in scope.places for w in p.split()}
-    people = [p for p in _names(src_positive) if p.lower() not in place_words]
+    # A name the assistant's turn used counts even where it opens a sentence of the reply.
+    known = _names(f"{turn} {proposal}")
+    people = [p for p in _names(src_positive, known) if p.lower() not in place_words]
     # Names the proposal itself uses ("Main Cabin") do not narrow it when others do.
     said = _keys(proposal)
     scope.people = [p for p in people if stem(p.lower()) not in said] or people
@@ -665,6 +675,11 @@ def _parse_scope(
     categories = _keys(positive) - named - attached
     narrowing = categories - _keys(proposal)
     scope.categories = sorted(narrowing or categories)
+    # "Rangi's the treasurer, so the summary's what he needs": who the person is, and why;
+    # the person is the limit, the rest describes them.
+    role = _ROLE_RE.match(src_positive.strip())
+    if role and role.group(1) in scope.people:
+        scope.categories = []
     excluded = _keys(negative) | {stem(c) for c in _channels(negative)}
     excluded |= {stem(n.lower()) for n in _names(src_negative)}
     if limit_src and back and scope.max_amount is None and scope.min_amount is None:
@@ -674,6 +689,7 @@ def _parse_scope(
     return scope
 
 
+_ROLE_RE = re.compile(r"([A-Z][a-z]+)(?:'s| is) (?:the|our|my|their|her|his) \w+")
 _AFTER_TIME_WORD = re.compile(
     r"\b(?:weekend|weekday|weeknight|evening|morning|afternoon|night|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)s? (\w+)"
@@ -742,6 +758,7 @@ def _keys(text: str) -> set[str]:
 
 
 _NAME_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:'s)?)\b")
+_OPENER_RE = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][a-z]+(?:'s)?)\b")
 _NOT_NAMES = (
     set(calendar.day_name)
     | {d + "s" for d in calendar.day_name}
@@ -750,11 +767,17 @@ _NOT_NAMES = (
 )
 
 
-def _names(text: str) -> list[str]:
+def _names(text: str, known: Collection[str] = ()) -> list[str]:
+    """Capitalized words that are not sentence openers; an opener counts when it is one of
+    the `known` names ("Pita's the chair, ..." after a proposal naming Pita)."""
     names = []
     for m in _NAME_RE.finditer(text.strip()):
         name = m.group(1).removesuffix("'s")
         if name not in _NOT_NAMES and name.lower() not in STOPWORDS:
+            names.append(name)
+    for m in _OPENER_RE.finditer(text.strip()):
+        name = m.group(1).removesuffix("'s")
+        if name in known:
             names.append(name)
     return sorted(set(names))
 
@@ -949,13 +972,23 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         )
     if scope.places:
         hit = [p for p in scope.places if all(stem(w) in text_stems for w in words(p))]
-        checks.append(_named_limit(f"in {', '.join(hit)}" if hit else None, scope, facts, meaning))
+        # A place is a name: a call elsewhere may mean much the same ("family here in
+        # Auckland" and a cousin in Sydney), so only its words hold it.
+        checks.append(_named_limit(f"in {', '.join(hit)}" if hit else None, scope, facts, None))
     people_and_places = {stem(w) for p in [*scope.people, *scope.places] for w in words(p)}
     categories = {c for c in scope.categories if c not in people_and_places}
     if categories:
         hit = sorted(k for k in categories if found(k))
-        matched = f"matches '{', '.join(hit)}'" if hit else None
-        checks.append(_named_limit(matched, scope, facts, meaning))
+        # "For our own parish, go for it. Other parishes ... run them past me": a word both
+        # sides use decides nothing when no other limit tells the two sides apart.
+        shared = _keys(scope.back_text) & set(hit) if scope.back_text else set()
+        if hit and set(hit) <= shared and len(checks) == 0 and not scope.people:
+            checks.append(
+                (None, f"both what you allowed and what you kept name '{', '.join(hit)}'")
+            )
+        else:
+            matched = f"matches '{', '.join(hit)}'" if hit else None
+            checks.append(_named_limit(matched, scope, facts, meaning))
     channel = _channel_of(facts)
     media = [c for c in scope.channels if c in _MEDIA]
     if media and channel is not None:

@@ -214,7 +214,7 @@ class LedgerWriter:
         update: dict[str, object] = {"status": status}
         if status == Status.scoped and reply is not None:
             update["scope"] = parse_scope(
-                reply.text, reply.session_date, result.scope, result.proposal.text
+                reply.text, reply.session_date, result.scope, result.proposal.text, turn.text
             )
         reasons = {
             Act.accept: "the user accepted the proposal",
@@ -254,7 +254,7 @@ class LedgerWriter:
         }
         if result.act == Act.scoped:
             update["scope"] = parse_scope(
-                reply.text, reply.session_date, result.scope, result.proposal.text
+                reply.text, reply.session_date, result.scope, result.proposal.text, turn.text
             )
         reason = "the user accepted the proposal for one time only, not as a standing rule"
         if used:

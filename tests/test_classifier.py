@@ -456,10 +456,30 @@ def test_everyday_acceptances(assistant: str, user: str) -> None:
         "take them?",
         "Flowers are ordered for your mum's birthday. Want me to do the same for every "
         "family birthday?",
+        "I'll send the form to the league's office address rather than Ana's Gmail. Shall we "
+        "make that the way it's done, anything for the league goes to the office address?",
     ],
 )
 def test_offers_on_cases_still_to_come_are_standing_proposals(assistant: str) -> None:
     assert detect_proposal(assistant) is not None
+
+
+def test_a_topic_allowed_and_the_rest_handed_back_is_a_scope_not_a_new_rule() -> None:
+    assistant = (
+        "I'll order two more of the grey polo shirts, same as last time. Whenever your work "
+        "shirts wear out, I'll order the same thing again without bothering you."
+    )
+    user = "Shirts, reorder whenever. Trousers I'm not sure about, so ask me before buying any."
+    assert classify_reply(assistant, user).act is Act.scoped
+
+
+def test_you_have_got_us_figured_out_accepts() -> None:
+    assistant = (
+        "I've booked the fare with two checked bags. Shall I always go for the two-bag fare "
+        "when I book flights home for any of you?"
+    )
+    user = "You've got us figured out. Nobody in this family flies home with carry-on only."
+    assert classify_reply(assistant, user).act is Act.accept
 
 
 @pytest.mark.parametrize(

@@ -627,6 +627,60 @@ def test_meaning_never_overrides_an_excluded_word_a_name_or_an_empty_other_side(
     assert match_scope(weddings, menorca, allowed_side_of(weddings)).inside is False
 
 
+def test_a_place_is_held_by_its_name_only_never_by_meaning() -> None:
+    scope = parse_scope(
+        "For the family here in Auckland, yep, they'll print it. The ones coming from overseas "
+        "need other info, so check with me before sending them anything.",
+        TODAY,
+        "For the family here in Auckland",
+    )
+    assert scope.places == ["Auckland"]
+    cousin = facts("send", request="Cousin Tevita in Brisbane wants the family programme.")
+    assert match_scope(scope, cousin, allowed_side_of(scope)).inside is False
+    aunt = facts("send", request="Aunty Ana in Auckland wants the family programme.")
+    assert match_scope(scope, aunt, allowed_side_of(scope)).inside is True
+
+
+def test_a_name_the_assistant_used_counts_where_it_opens_the_reply() -> None:
+    turn = (
+        "I'll send Rangi the one-page summary rather than the statements. Should that be our "
+        "standard whenever someone on the committee asks about the money?"
+    )
+    reply = (
+        "Rangi's the treasurer, so the summary's what he needs. For anyone else on the "
+        "committee, ask me first."
+    )
+    proposal = "Should that be our standard whenever someone on the committee asks about the money?"
+    scope = parse_scope(reply, TODAY, "For anyone else on the committee, ask me first", proposal)
+    assert scope.people == []  # an opener alone is not a name
+    scope = parse_scope(
+        reply, TODAY, "For anyone else on the committee, ask me first", proposal, turn
+    )
+    assert scope.people == ["Rangi"]
+    other = facts("send", request="Mele wants to know where the money is at.")
+    assert match_scope(scope, other).inside is False
+    rangi = facts("send", request="Rangi wants an update on the money before the meeting.")
+    assert match_scope(scope, rangi).inside is True
+
+
+def test_a_word_both_sides_use_decides_nothing_on_its_own() -> None:
+    scope = parse_scope(
+        "For our own club, go for it. Other clubs send invites all the time and I can't be "
+        "at every one of those, so run them past me.",
+        TODAY,
+        "For our own club",
+    )
+    assert scope.categories == ["club"]
+    other = facts(request="The Riverside rowing club is holding a quiz night on Friday.")
+    assert match_scope(scope, other).inside is None  # cannot tell: fails closed
+    # A name still tells the sides apart.
+    named = parse_scope(
+        "For Maya's parties, yes. Other parties, ask me.", TODAY, "For Maya's parties"
+    )
+    maya = facts(request="Maya is throwing a birthday party on Saturday.")
+    assert match_scope(named, maya).inside is True
+
+
 def test_a_failing_meaning_model_fails_closed() -> None:
     def broken(a: str, b: str) -> float:
         raise RuntimeError("model down")
