@@ -37,6 +37,7 @@ from ledger.text import (
     addressed_in,
     addressees,
     canonical,
+    counted,
     normalize,
     sentences,
     stated_quantity,
@@ -768,6 +769,10 @@ def choose(
             # Two words of the rule in a row ("the Sony Store") tell apart items that share
             # each word on its own ("Sony Europe warranty, pickup in store").
             pool = best_by(pool, lambda i: _pairs_shared(rule, text_of(i))) or pool
+        if len(pool) > 1:
+            # A count on the same thing: "the two-bag fare" picks "2 checked bags" over
+            # "1 checked bag".
+            pool = best_by(pool, lambda i: len(counted(rule) & counted(text_of(i)))) or pool
     if len(pool) > 1:
         pool = _plain_unit(pool, request, text_of)
     if len(pool) > 1 and _RECENT.search(normalize(request)):
@@ -1344,7 +1349,14 @@ class ReferencePolicy:
             if product is not None:
                 # How many: as the request says, else as the rule says ("one apiece for
                 # all three"), else one.
-                quantity = stated_quantity(inp.request) or (stated_quantity(text) if text else None)
+                quantity = stated_quantity(inp.request)
+                if quantity is None and text:
+                    quantity = stated_quantity(text)
+                    # A count the item itself carries ("the fare with two 23kg bags" for
+                    # "Seat + 2 checked bags") describes it; it is not how many to buy.
+                    shared = counted(text) & counted(product_text(product))
+                    if quantity in {n for n, _ in shared}:
+                        quantity = None
                 call = ToolCall(
                     f"call_{n}",
                     "purchase",

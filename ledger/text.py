@@ -364,6 +364,28 @@ _QUANTITY = re.compile(
 )
 
 
+_COUNT_WORDS = {
+    w: n
+    for n, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
+_COUNTED = re.compile(
+    r"\b(\d+|" + "|".join(_COUNT_WORDS) + r")[\s-]+([a-z][a-z0-9]*|\d+[a-z]+)"
+    r"(?:[\s-]+([a-z][a-z0-9]*))?"
+)
+
+
+def counted(text: str) -> set[tuple[int, str]]:
+    """(count, word) for a number and the next two words: "two 23kg bags" gives (2, 23kg)
+    and (2, bag); "2 checked bags" gives (2, check) and (2, bag)."""
+    found = set()
+    for m in _COUNTED.finditer(normalize(text)):
+        n = int(m.group(1)) if m.group(1).isdigit() else _COUNT_WORDS[m.group(1)]
+        found |= {(n, stem(w)) for w in m.groups()[1:] if w}
+    return found
+
+
 def stated_quantity(text: str) -> int | None:
     """How many of an item a text asks for, when it says so in words ("three of them",
     "one apiece for all three", "a pair", "4 packs"); None when it does not say, or says
