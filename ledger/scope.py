@@ -689,6 +689,9 @@ def _parse_scope(
     return scope
 
 
+_EXAMPLES_RE = re.compile(
+    r"\b(?:like|such as|e\.g\.?|including|for example)\s+[^.;:!?]*", re.IGNORECASE
+)
 _ROLE_RE = re.compile(r"([A-Z][a-z]+)(?:'s| is) (?:the|our|my|their|her|his) \w+")
 _AFTER_TIME_WORD = re.compile(
     r"\b(?:weekend|weekday|weeknight|evening|morning|afternoon|night|"
@@ -977,6 +980,15 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         checks.append(_named_limit(f"in {', '.join(hit)}" if hit else None, scope, facts, None))
     people_and_places = {stem(w) for p in [*scope.people, *scope.places] for w in words(p)}
     categories = {c for c in scope.categories if c not in people_and_places}
+    # "Official bodies like the Council or the Association": a named example of the kind
+    # is of that kind.
+    examples = {
+        stem(n.lower())
+        for m in _EXAMPLES_RE.finditer(scope.allowed_text)
+        for n in _names(m.group(0))
+    }
+    if categories and examples & text_stems:
+        categories = set()
     if categories:
         hit = sorted(k for k in categories if found(k))
         # "For our own parish, go for it. Other parishes ... run them past me": a word both

@@ -681,6 +681,19 @@ def test_a_word_both_sides_use_decides_nothing_on_its_own() -> None:
     assert match_scope(named, maya).inside is True
 
 
+def test_a_named_example_of_the_kind_is_of_that_kind() -> None:
+    scope = parse_scope(
+        "Official bodies like the Council or the Association, just send it. If it's an "
+        "employer or an agency asking, ask me first.",
+        TODAY,
+        "Official bodies like the Council or the Association",
+    )
+    guild = facts("send", request="The Physiotherapy Association wants my CPD log.")
+    assert match_scope(scope, guild).inside is True
+    agency = facts("send", request="The locum agency wants my CPD log.")
+    assert match_scope(scope, agency).inside is False
+
+
 def test_a_failing_meaning_model_fails_closed() -> None:
     def broken(a: str, b: str) -> float:
         raise RuntimeError("model down")
