@@ -505,6 +505,15 @@ def detect_user_rule(text: str) -> str | None:
 DIRECT_YES = (
     "yes",
     "yeah",
+    # the same in other Englishes: "Ja, definitely", "Aye, go on then", "Too easy"
+    "ja",
+    "aye",
+    "yebo",
+    "haan",
+    "too easy",
+    "sweet as",
+    "nae bother",
+    "righto",
     "yep",
     "yup",
     "ya",
@@ -1066,6 +1075,13 @@ _ELSE = re.compile(
 )
 
 
+# A word that only carries feeling ("Arre, of course!", "InshaAllah, that would be perfect")
+_INTERJECTION = re.compile(
+    r"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|well|so|"
+    r"right|lovely|brilliant|grand|lekker|cheers|ta|wow|phew|bless you|easy)[.!]*$"
+)
+
+
 def _accept_only(clause: str) -> bool:
     """A clause that only says yes ("definitely", "go ahead", "that's a good idea")."""
     norm = normalize(clause)
@@ -1094,7 +1110,7 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
     for parts in allowed:
         for i, clause in enumerate(parts):
             norm = normalize(clause)
-            if _accept_only(clause) or _starts_with(norm, REACTION):
+            if _accept_only(clause) or _starts_with(norm, REACTION) or _INTERJECTION.match(norm):
                 continue
             strong = (
                 _LIMIT_WORDS.search(norm) is not None
@@ -1561,7 +1577,11 @@ def _classify_rules(assistant: str, user: str) -> Classification:
             return Classification(Act.scoped, scope=restriction, proposal=proposal)
 
     # 4. reject
-    if negated or (reject_cue and not (yes or (affirm and not self_kept))):
+    # Praise first with no turn against it ("Good shout, I always feel awkward about those
+    # anyway"): what follows is a reason, not a refusal.
+    praised = bool(_APPROVING.match(normalize(re.split(r"[,.;!?—]", user, maxsplit=1)[0])))
+    praise_only = praised and not _TURN_AGAINST.search(norm) and not _NO_ANYWHERE.search(norm)
+    if negated or (reject_cue and not (yes or praise_only or (affirm and not self_kept))):
         return Classification(Act.reject, proposal=proposal)
     # The user keeping the decision, with no yes ("I'll do it myself", "I'll take it party
     # by party"): "do it" there is the user's own doing.
@@ -1582,9 +1602,8 @@ def _classify_rules(assistant: str, user: str) -> Classification:
 
     # 5b. an approving remark about the proposal itself ("That is the sensible
     # arrangement.", "Make it the practice.", "Greg first, every time.")
-    if not (one_off or question or self_kept or reject_cue) and _approves(
-        user, proposal.text, task_part
-    ):
+    held_back = (self_kept or reject_cue) and not praise_only
+    if not (one_off or question or held_back) and _approves(user, proposal.text, task_part):
         return Classification(Act.accept, proposal=proposal)
 
     # 5c. a rhetorical question against the other choice ("Why on earth would I want the
@@ -1617,6 +1636,8 @@ def _reason_beside_yes(clause: str, reply: str) -> bool:
     actually enjoy.") rather than a limit ("Sure, for anything under fifty")? Nothing may be
     handed back or contrasted anywhere in the reply."""
     norm, whole = normalize(clause), normalize(reply)
+    # "sure it's all for the kids", "so they're covered": a discourse marker first
+    norm = re.sub(r"^(?:sure|so|well|look|and|ah|oh|like)\b[, ]*", "", norm)
     if (
         not _REASON_CLAUSE.match(norm)
         or _CONDITION_WORD.search(norm)
@@ -1650,15 +1671,21 @@ def _scorns_the_other(user: str, proposal: str) -> bool:
     return bool(what) and not what & content_stems(proposal)
 
 
+_TURN_AGAINST = re.compile(
+    r"\b(?:but|though|however|although|yet|except|instead|rather|prefer|unless|don't|do not|"
+    r"not|no thanks|hold off|ask me|check with me|let me)\b"
+)
 _KEEPS_DECISION = re.compile(
-    r"\b(?:myself|on my own|i'll (?:handle|decide|do|deal with|take care of|pick|choose) "
-    r"(?:it|them|those|these|that)\b|case by case|(\w+) by \1)\b"
+    r"\b(?:(?:do|handle|sort|deal with|pick|choose|decide|book|order|send|answer|reply to)"
+    r"\b[^.,;!?]{0,30}\bmyself|on my own|i'll (?:handle|decide|do|deal with|take care of|"
+    r"pick|choose) (?:it|them|those|these|that)\b|case by case|(\w+) by \1)\b"
 )
 
 
 # "Every single time": how often, not which cases.
 _STANDING_ONLY = re.compile(
-    r"^(?:and |but )?(?:every (?:single )?time|each time|always|from (?:now|here) on|going "
+    r"^(?:and |but )?(?:(?:the )?same (?:thing |one |again )?every (?:time|week|month|year|"
+    r"season|term)|every (?:single )?time|each time|always|from (?:now|here) on|going "
     r"forward|by default|as a rule|without fail|across the board)[.!]*$"
 )
 
@@ -1691,14 +1718,17 @@ _ACK_WORD = re.compile(
 )
 _APPROVING = re.compile(
     r"^(?:(?:oh|ah|aw|och|sure|well)[,!]?\s+)?(?:do|exactly|quite right|correct|agreed|indeed|"
-    r"precisely|naturally|certainly|gladly|go on|be my guest|fair enough|perfect sense|"
+    r"precisely|naturally|certainly|gladly|go on(?: then| so)?|be my guest|fair enough|perfect sense|"
     r"(?:much|far|way|so much) better|legend|(?:you )?(?:absolute |total )?(?:legend|hero|champion)|"
     r"obviously|of course|absolutely|marvellous|brilliant|lovely|"
     r"forever|always|on you go|every (?:single )?time)"
     r"(?:$|[.!,—-]| —)|"
     # "Blanket no it is.", "'The usual' it is.", "Seven it is."
     r"(?:^|[.!?]\s+)(?!(?:\S+ )*(?:what|how|why|where|who|as|that's|this)\b)(?:\S+ ){1,4}it is[.!]*$|"
-    r"\b(?:sign me up|set and forget|that's the one|good shout|(?:you've|you have) got "
+    r"\b(?:sign me up|set and forget|that's the one|keep (?:them|those|'em|it) coming|"
+    r"(?:you'd|you would|you're|you are) (?:be )?saving me|"
+    r"what's not to (?:love|like)|why would (?:i|we|anyone) (?:ever )?say no|is the pope "
+    r"catholic|(?:that's|thats) (?:\w+ ){0,2}sorted|sorted,? then|good shout|(?:you've|you have) got "
     r"(?:me|us|it) (?:figured|sussed|pegged|sorted)|you know (?:me|us) (?:too |so )?well|cracking idea|carte blanche|works a treat|no-brainer|"
     r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
     r"consider (?:it|the word|that) (?:your|yours|done|said)|wild horses|that's the rule|"

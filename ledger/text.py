@@ -295,7 +295,8 @@ ACCEPT_CUE = re.compile(
     r"(?:it|them)|go with (?:it|that|those)|always|every time|works|perfect|(?:good|great|"
     r"smart) (?:idea|call|shorthand|thinking)|smart|a hundred percent|hundred percent|100%|"
     r"no question|of course|for sure|please|that's it|that's the drill|deal|lock it|"
-    r"alright|all right|sounds good|love (?:it|that)|by all means|on you go|go on)\b"
+    r"alright|all right|sounds good|love (?:it|that)|by all means|on you go|go on|ja|aye|"
+    r"yebo|haan|too easy|sweet as|nae bother|righto)\b"
 )
 # A clause that states the allowed part itself ("only for orders over $40, I'll handle
 # the rest").

@@ -438,6 +438,15 @@ NIGHTS = (
         (FILTERS, "That's the one. Never changes."),
         (CONTRACT, "Why on earth would I want the unsigned copy going anywhere?"),
         (NIGHTS, "Absolutely, I'm useless on those weeks."),  # "if another ...": standing
+        (CHOIR, "Ja, definitely, she loves every single one of those."),  # other Englishes
+        (CHOIR, "Aye, go on then, wouldnae miss one."),
+        (CHOIR, "Too easy, go for it."),
+        (CHOIR, "InshaAllah, that would be perfect, the kids love them."),
+        (CHOIR, "Go on so, sure it's all for the kids."),
+        (FILTERS, "What's not to love? Keep them coming."),
+        (FILTERS, "Lovely, that's the fridge sorted."),
+        (FILTERS, "Good shout, I always feel awkward chasing those anyway."),  # praise, a reason
+        (FILTERS, "You'd be saving me from myself, I forget every single time."),
     ],
 )
 def test_everyday_acceptances(assistant: str, user: str) -> None:
@@ -510,6 +519,9 @@ def test_keeping_the_decision_without_a_yes_refuses(user: str) -> None:
         (CONTRACT, "Why would I want the signed one going out before I've read it?", None),
         # a reason with no yes beside it accepts nothing
         (CHOIR, "Those are the nights I look forward to.", None),
+        # praise, then a turn against it, still refuses
+        (FILTERS, "Good shout, but I'd rather keep an eye on those myself.", Act.reject),
+        (FILTERS, "Lovely idea, though I'll decide each time.", None),
     ],
 )
 def test_what_everyday_acceptance_cues_do_not_change(
