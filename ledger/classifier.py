@@ -1333,7 +1333,7 @@ MODEL_ACCEPT = 0.5
 _NEGATIVE = re.compile(
     r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
     r"myself|ask me|check with me|let me|decide|pass|stop|instead|but|though|however|only|"
-    r"except|unless|can you|could you|would you|will you)\b|n't\b"
+    r"except|unless|can you|could you|would you|will you|i'll|i will|myself|ourselves)\b|n't\b"
 )
 
 
@@ -1519,6 +1519,11 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         ):
             return Classification(Act.revise, revision=directive, proposal=proposal)
 
+    # 2b. everything handed back, nothing allowed ("Fine this time, but run future flights
+    # past me", "Let me confirm each one.", "I'd rather decide myself."): a refusal.
+    if _hands_everything_back(user):
+        return Classification(Act.reject, proposal=proposal)
+
     # 3. scoped: accepted within a restriction
     restriction, tied = _restriction(user, proposal.text)
     if restriction and (
@@ -1669,6 +1674,65 @@ def _scorns_the_other(user: str, proposal: str) -> bool:
         return False
     what = content_stems(m.group("what")) - _GENERIC_STEMS
     return bool(what) and not what & content_stems(proposal)
+
+
+# The user keeps every case: asking them each time, or doing it themselves.
+_ALL_BACK = re.compile(
+    r"\b(?:ask|check with|run (?:\w+ ){0,3}(?:by|past)) (?:me|us|him|her)\b[^.;!?]{0,40}?"
+    r"\b(?:each|every|next|future|first|all)\b|"
+    r"\brun (?:all|every|each|any|future|other)\b(?: \w+){0,3} (?:by|past) (?:me|us)\b|"
+    r"\b(?:let me|i'll|i will|i need to|i'd rather|i want to) (?:\w+ ){0,3}?(?:confirm|decide|"
+    r"choose|pick|reply|answer|check|look|book|sort|handle|do)\b[^.;!?]{0,40}?\b(?:each|every|"
+    r"myself|ourselves|first|all)\b|"
+    r"\b(?:decide|choose|pick|book|reply to|answer|handle|confirm|do) (?:\w+ ){0,3}?"
+    r"(?:myself|ourselves)\b|"
+    r"\b(?:i'd rather|i would rather|i'd prefer to|i prefer to) (?!you\b)\w+|"
+    r"\bdon't (?:sign|book|accept|order|send|rsvp|reply|answer|put|buy|confirm)\b"
+)
+_ONE_OFF_ONLY = re.compile(r"\b(?:this time|this one|for now|this once|just this|that one)\b")
+
+
+def _hands_everything_back(user: str) -> bool:
+    """Does the reply keep every case with the user, allowing none? A clause that says yes
+    to more than this one time ("For Priya's, go ahead. Anyone else, ask me each time.")
+    is an allowed side, and then it is a scope, not a refusal."""
+    norm = normalize(user)
+    if not _ALL_BACK.search(norm):
+        return False
+    # "School and doctor stuff, Gmail. Anything about money, ask me first.": a topic with
+    # what to do is allowed.
+    limit, tied = _restriction(user)
+    if (
+        limit
+        and tied
+        and not _ONE_OFF_ONLY.search(normalize(limit))
+        and not _REASON_CLAUSE.match(normalize(limit))
+    ):
+        return False
+    for clause in re.split(r"[,.;:!?]+|\s[—–-]\s|—", norm):
+        clause = clause.strip()
+        if not clause or _ALL_BACK.search(clause) or ASK_BACK.search(clause):
+            continue
+        if _ONE_OFF_ONLY.search(clause) or re.search(
+            r"\b(?:don't|do not|not|no|never|nope|nah)\b", clause
+        ):
+            continue
+        # a limit ("Only the coffee mornings", "As long as it finishes before seven") or the
+        # thing done ("Accept the termly ones", "Send the shopping list") is an allowed side
+        limit = (
+            _starts_with(clause, RESTRICT)
+            or _FOR_SCOPE.match(clause)
+            or (
+                (_LIMIT_WORDS.search(clause) or _MONEY.search(clause))
+                and not _CLAUSE_VERB.search(clause)
+            )
+        )
+        does = _IMPERATIVE.match(clause) and not re.match(
+            r"(?:don't|do not|never|let|ask)\b", clause
+        )
+        if ACCEPT_CUE.search(clause) or _APPROVING.search(clause) or limit or does:
+            return False
+    return True
 
 
 _TURN_AGAINST = re.compile(

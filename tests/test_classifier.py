@@ -473,6 +473,42 @@ def test_offers_on_cases_still_to_come_are_standing_proposals(assistant: str) ->
     assert detect_proposal(assistant) is not None
 
 
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Fine this time, but run future bookings past me, prices jump around too much.",
+        "This one was fine, but ask me next time, I'm cutting back.",
+        "Some weekends we've got family stuff. Let me confirm each one.",
+        "I'd rather keep Saturdays flexible. Let me reply to them myself.",
+        "Please don't. I can only take so much of their karaoke. I'll decide each time.",
+        "Those come with gift expectations. Ask me each time.",
+        "I'm thinking of leaving the club, truth be told. Don't sign me up for more.",
+    ],
+)
+def test_keeping_every_case_is_a_refusal(user: str) -> None:
+    assistant = (
+        "I've said yes to the club's quiz on Saturday. From now on, shall I accept the club's "
+        "invitations whenever your calendar is free?"
+    )
+    assert classify_reply(assistant, user).act is Act.reject
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Only the quiz nights, though. Committee stuff, check with me first.",
+        "As long as it finishes before nine. Anything later I'd rather decide myself.",
+        "Quiz nights and socials, yes. Anything with a ticket price, ask me each time.",
+    ],
+)
+def test_a_limit_with_the_rest_kept_is_still_a_scope(user: str) -> None:
+    assistant = (
+        "I've said yes to the club's quiz on Saturday. From now on, shall I accept the club's "
+        "invitations whenever your calendar is free?"
+    )
+    assert classify_reply(assistant, user).act is Act.scoped
+
+
 def test_a_topic_allowed_and_the_rest_handed_back_is_a_scope_not_a_new_rule() -> None:
     assistant = (
         "I'll order two more of the grey polo shirts, same as last time. Whenever your work "
