@@ -1333,7 +1333,8 @@ MODEL_ACCEPT = 0.5
 _NEGATIVE = re.compile(
     r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
     r"myself|ask me|check with me|let me|decide|pass|stop|instead|but|though|however|only|"
-    r"except|unless|can you|could you|would you|will you|i'll|i will|myself|ourselves)\b|n't\b"
+    r"except|unless|can you|could you|would you|will you|i'll|i will|myself|ourselves|leave|"
+    r"skip|without|exclude|excluding|apart from|other than|for now|this time)\b|n't\b"
 )
 
 

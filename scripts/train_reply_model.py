@@ -31,6 +31,7 @@ TRAINING_FILES = (
     "tests/data/classify_fresh.jsonl",
     "tests/data/classify_unseen.jsonl",
     "tests/data/classify_train.jsonl",
+    "tests/data/classify_train2.jsonl",
 )
 
 

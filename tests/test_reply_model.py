@@ -142,8 +142,8 @@ def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
 def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     """`heldout_classify.jsonl` (50 episodes written blind to the code, never read while
     changing it): counts only, so a failure shows no reply. Measured on 2026-12-03 with the
-    agent's full reading (rules, meaning check, reply model): 35/50 acceptances read (30 at
-    the session's start), 3 refusals read as acceptances (3 before), no unrelated reply read
+    agent's full reading (rules, meaning check, reply model): 37/50 acceptances read (30 at
+    the session's start), 1 refusal read as an acceptance (3 before), no unrelated reply read
     as one. Floors and ceilings against regressions."""
     from agent.embeddings import MiniLMEmbedder, embedding_cosine
 
@@ -154,7 +154,7 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
         act = classify_reply(row["assistant"], row["user"], meaning, model.accept_probability)
         key = (row["label"], act.act.value)
         counts[key] = counts.get(key, 0) + 1
-    assert counts.get(("accept", "accept"), 0) >= 35
-    assert counts.get(("reject", "accept"), 0) <= 3
+    assert counts.get(("accept", "accept"), 0) >= 37
+    assert counts.get(("reject", "accept"), 0) <= 1
     assert counts.get(("no_uptake", "accept"), 0) == 0
     assert counts.get(("scoped", "accept"), 0) <= 2
