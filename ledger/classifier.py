@@ -1720,7 +1720,7 @@ def _hands_everything_back(user: str) -> bool:
             continue
         # a limit ("Only the coffee mornings", "As long as it finishes before seven") or the
         # thing done ("Accept the termly ones", "Send the shopping list") is an allowed side
-        limit = (
+        limit = bool(
             _starts_with(clause, RESTRICT)
             or _FOR_SCOPE.match(clause)
             or (
