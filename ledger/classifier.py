@@ -1720,7 +1720,7 @@ def _hands_everything_back(user: str) -> bool:
             continue
         # a limit ("Only the coffee mornings", "As long as it finishes before seven") or the
         # thing done ("Accept the termly ones", "Send the shopping list") is an allowed side
-        limit = bool(
+        bounded = bool(
             _starts_with(clause, RESTRICT)
             or _FOR_SCOPE.match(clause)
             or (
@@ -1731,7 +1731,7 @@ def _hands_everything_back(user: str) -> bool:
         does = _IMPERATIVE.match(clause) and not re.match(
             r"(?:don't|do not|never|let|ask)\b", clause
         )
-        if ACCEPT_CUE.search(clause) or _APPROVING.search(clause) or limit or does:
+        if ACCEPT_CUE.search(clause) or _APPROVING.search(clause) or bounded or does:
             return False
     return True
 
