@@ -1075,6 +1075,8 @@ _ELSE = re.compile(
 )
 
 
+# Yes phrases that say yes only when they open the reply ("it won't be too easy" is no yes).
+_START_ONLY = frozenset({"keep doing", "too easy", "sweet as", "nae bother"})
 # A word that only carries feeling ("Arre, of course!", "InshaAllah, that would be perfect")
 _INTERJECTION = re.compile(
     r"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|well|so|"
@@ -1333,7 +1335,7 @@ MODEL_ACCEPT = 0.5
 _NEGATIVE = re.compile(
     r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
     r"myself|ask me|check with me|let me|decide|pass|stop|instead|but|though|however|only|"
-    r"except|unless|can you|could you|would you|will you|i'll|i will|myself|ourselves|leave|"
+    r"except|unless|can you|could you|would you|will you|i'll|i will|ourselves|leave|"
     r"skip|without|exclude|excluding|apart from|other than|for now|this time)\b|n't\b"
 )
 
@@ -1414,7 +1416,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     yes = (
         _starts_with(norm, DIRECT_YES)
         or (_YES_ANYWHERE.search(head) and not has_phrase(head, ("not", "no", "don't")))
-        or has_phrase(unnegated, tuple(p for p in DIRECT_YES if " " in p and p != "keep doing"))
+        or has_phrase(unnegated, tuple(p for p in DIRECT_YES if " " in p and p not in _START_ONLY))
         or _WOULD_BE_GOOD.search(norm)
         or _LIKE_IT.search(norm)
         or _starts_with(norm, ("love it", "love that", "love this"))

@@ -555,6 +555,8 @@ def test_keeping_the_decision_without_a_yes_refuses(user: str) -> None:
         (CONTRACT, "Why would I want the signed one going out before I've read it?", None),
         # a reason with no yes beside it accepts nothing
         (CHOIR, "Those are the nights I look forward to.", None),
+        # a yes phrase of another English says yes only where it opens the reply
+        (CHOIR, "It won't be too easy for me to get to those, so I'd like a say.", None),
         # praise, then a turn against it, still refuses
         (FILTERS, "Good shout, but I'd rather keep an eye on those myself.", Act.reject),
         (FILTERS, "Lovely idea, though I'll decide each time.", None),
