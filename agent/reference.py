@@ -38,6 +38,7 @@ from ledger.text import (
     addressees,
     canonical,
     counted,
+    counts_of_item,
     normalize,
     sentences,
     stated_quantity,
@@ -1354,8 +1355,7 @@ class ReferencePolicy:
                     quantity = stated_quantity(text)
                     # A count the item itself carries ("the fare with two 23kg bags" for
                     # "Seat + 2 checked bags") describes it; it is not how many to buy.
-                    shared = counted(text) & counted(product_text(product))
-                    if quantity in {n for n, _ in shared}:
+                    if quantity in counts_of_item(text, product_text(product)):
                         quantity = None
                 call = ToolCall(
                     f"call_{n}",

@@ -49,7 +49,7 @@ from ledger.text import (
     STOPWORDS,
     addressed_in,
     content_stems,
-    counted,
+    counts_of_item,
     has_phrase,
     lexical_similarity,
     normalize,
@@ -484,7 +484,7 @@ def _quantity_verdict(entry: Arrangement, facts: CallFacts) -> int:
         return 0
     # A count the item itself carries ("the two-bag fare" for "Seat + 2 checked bags")
     # describes the item, not how many to buy.
-    if want in {n for n, _ in counted(entry.content) & counted(facts.entity_text)}:
+    if want in counts_of_item(entry.content, facts.entity_text):
         return 0
     return 1 if want == got else -1
 

@@ -387,6 +387,12 @@ def counted(text: str) -> set[tuple[int, str]]:
     return found
 
 
+def counts_of_item(rule: str, item: str) -> set[int]:
+    """The counts a rule puts on something the item itself carries ("the two-bag fare" and
+    "Seat + 2 checked bags" give {2}): they describe the item, not how many to buy."""
+    return {n for n, _ in counted(rule) & counted(item)}
+
+
 def stated_quantity(text: str) -> int | None:
     """How many of an item a text asks for, when it says so in words ("three of them",
     "one apiece for all three", "a pair", "4 packs"); None when it does not say, or says

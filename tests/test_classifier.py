@@ -419,6 +419,14 @@ CONTRACT = (
     "I've sent the signed contract to Okafor Builders, not the unsigned draft. Should I always "
     "send the signed version from now on?"
 )
+CLUB = (
+    "I've said yes to the club's quiz on Saturday. From now on, shall I accept the club's "
+    "invitations whenever your calendar is free?"
+)
+GALLERY = (
+    "I've sent your portfolio to the gallery in Leith. If other galleries get in touch, "
+    "should I send it to them too?"
+)
 NIGHTS = (
     "I've turned down Ola's quiz on Tuesday because you're on nights. If another invite lands "
     "on a night-shift week, should I just decline it for you?"
@@ -458,8 +466,7 @@ def test_everyday_acceptances(assistant: str, user: str) -> None:
     [
         "I've booked the plumber for Tuesday. If anything else in the house needs fixing, I "
         "could just book him directly rather than check with you first.",
-        "I've sent your portfolio to the gallery in Leith. If other galleries get in touch, "
-        "should I send it to them too?",
+        GALLERY,
         "Ordered a pack of AA batteries, $9. If I notice you're low again, should I just reorder?",
         "I've emailed Nana the photos from the recital. Should I send her new photos as you "
         "take them?",
@@ -486,11 +493,7 @@ def test_offers_on_cases_still_to_come_are_standing_proposals(assistant: str) ->
     ],
 )
 def test_keeping_every_case_is_a_refusal(user: str) -> None:
-    assistant = (
-        "I've said yes to the club's quiz on Saturday. From now on, shall I accept the club's "
-        "invitations whenever your calendar is free?"
-    )
-    assert classify_reply(assistant, user).act is Act.reject
+    assert classify_reply(CLUB, user).act is Act.reject
 
 
 @pytest.mark.parametrize(
@@ -502,11 +505,7 @@ def test_keeping_every_case_is_a_refusal(user: str) -> None:
     ],
 )
 def test_a_limit_with_the_rest_kept_is_still_a_scope(user: str) -> None:
-    assistant = (
-        "I've said yes to the club's quiz on Saturday. From now on, shall I accept the club's "
-        "invitations whenever your calendar is free?"
-    )
-    assert classify_reply(assistant, user).act is Act.scoped
+    assert classify_reply(CLUB, user).act is Act.scoped
 
 
 def test_a_topic_allowed_and_the_rest_handed_back_is_a_scope_not_a_new_rule() -> None:
@@ -536,11 +535,7 @@ def test_you_have_got_us_figured_out_accepts() -> None:
     ],
 )
 def test_keeping_the_decision_without_a_yes_refuses(user: str) -> None:
-    assistant = (
-        "I've sent your portfolio to the gallery in Leith. If other galleries get in touch, "
-        "should I send it to them too?"
-    )
-    assert classify_reply(assistant, user).act is Act.reject
+    assert classify_reply(GALLERY, user).act is Act.reject
 
 
 @pytest.mark.parametrize(

@@ -398,6 +398,29 @@ def test_a_purchase_for_another_quantity_than_agreed_is_not_consistent() -> None
     assert gate.check(two, TODAY).decision is Decision.allow
 
 
+def test_a_count_the_item_carries_is_not_how_many_to_buy() -> None:
+    rule = "Shall I always go for the two-bag fare when I book flights home for any of you?"
+    fare = entry(
+        "a1",
+        Status.confirmed,
+        rule,
+        action_type=ActionType.purchase,
+        evidence=[
+            Evidence(session_id="s1", session_date=D1, turn_index=1, speaker="assistant", text=rule)
+        ],
+    )
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "two", "quantity": 1},
+        request="Book Lani a return to Suva for the wedding.",
+        entity_text="Fiji Airways return Auckland-Suva, Seat + 2 checked bags",
+    )
+    assert Gate(lambda: [fare]).check(facts, TODAY).decision is Decision.allow
+    # a count on something else is still how many: "two of them" for kites
+    kites = fare.model_copy(update={"content": "Should I always buy two of them for the kids?"})
+    assert Gate(lambda: [kites]).check(buy(3), TODAY).decision is Decision.confirm
+
+
 def test_asking_for_an_item_does_not_ask_for_several() -> None:
     from ledger.gate import explicit_request
 

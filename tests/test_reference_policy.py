@@ -841,45 +841,6 @@ def test_a_count_the_rule_puts_on_a_thing_picks_the_item_with_that_count() -> No
     assert choose(fares, request, rule, product_text) is None
 
 
-def test_a_count_the_item_carries_is_not_how_many_to_buy() -> None:
-    from ledger.gate import Gate
-    from ledger.model import ActionType, Arrangement, Evidence, Kind, Proposer, Status
-    from ledger.scope import CallFacts
-
-    rule = "Shall I always go for the two-bag fare when I book flights home for any of you?"
-    entry = Arrangement(
-        id="a1",
-        kind=Kind.preference,
-        proposer=Proposer.assistant,
-        action_type=ActionType.purchase,
-        content=rule,
-        status=Status.confirmed,
-        evidence=[
-            Evidence(
-                session_id="s1",
-                session_date=date(2026, 3, 1),
-                turn_index=1,
-                speaker="assistant",
-                text=rule,
-            )
-        ],
-        created_at=date(2026, 3, 1),
-        updated_at=date(2026, 3, 1),
-    )
-    facts = CallFacts(
-        tool="purchase",
-        args={"product_id": "two", "quantity": 1},
-        request="Book Lani a return to Suva for the wedding.",
-        entity_text="Fiji Airways return Auckland-Suva, Seat + 2 checked bags",
-    )
-    assert Gate(lambda: [entry]).check(facts, date(2026, 7, 1)).decision is Decision.allow
-    # a count on something else is still how many: "two of them" for kites
-    facts.args["quantity"] = 3
-    facts.entity_text = "Rainbow delta kite"
-    entry = entry.model_copy(update={"content": "Should I always buy two of them for the kids?"})
-    assert Gate(lambda: [entry]).check(facts, date(2026, 7, 1)).decision is Decision.confirm
-
-
 def test_a_quarter_in_words_picks_the_document_named_by_its_code() -> None:
     from agent.reference import choose, document_text
 
