@@ -252,7 +252,13 @@ _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
         "event",
         "events",
         "accept",
+        "accepting",
         "decline",
+        "declining",
+        "saying yes",
+        "saying no",
+        "sign me up",
+        "signing me up",
         "going",
         "meetup",
         "gathering",
@@ -465,7 +471,7 @@ def detect_proposal(text: str) -> Proposal | None:
 _USER_RULE_RE = re.compile(
     r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|"
     r"always|never|whenever|every time|each time|by default|as a rule|automatically|"
-    r"stop \w+ing|don't (?:ever|keep)|no more|anymore|any more|new rule|on autopilot|"
+    r"stop \w+ing|don't (?:ever|keep)|no more|anymore|any more|new (?:rule|policy)|on autopilot|"
     r"on your own|ask me (?:first|before)|check with me (?:first|"
     r"before)|run (?:it|them) by me|(?:any|all|every) (?:\w+ )?(?:invitations?|invites?|"
     r"orders?|emails?|messages?|purchases?|events?|books?|requests?))\b"
@@ -473,7 +479,10 @@ _USER_RULE_RE = re.compile(
 _USER_RULE_ACTION = re.compile(
     r"\b(?:rsvp\w*|declin\w*|accept\w*|buy\w*|order\w*|purchas\w*|reorder\w*|send\w*|"
     r"email\w*|forward\w*|repl\w*|cc|bcc|text\w*|messag\w*|sign\w*|ask me|check with me|"
-    r"get|pick|attach\w*|shar\w*|respond\w*|answer\w*|put (?:me|us) down|mark\w*|book\w*|"
+    r"get|pick\w*|choos\w*|attach\w*|shar\w*|respond\w*|answer\w*|put (?:me|us) down|mark\w*|"
+    r"book\w*|tell (?:them|him|her|'em|people|everyone) (?:no|yes|maybe)|ask (?:which|what|how)|"
+    # a convention: what a word means from now on, where things go, what "the usual" is
+    r"means?|go(?:es)? (?:straight )?to|(?:it's|it is) (?:the|a|an)|"
     r"turn\w* (?:\w+ )?down|commit\w*|say|skip\w*|go with|stick (?:to|with)|switch\w*|"
     r"route|fil(?:e|ing)|cop(?:y|ying)|make (?:it|that|them|those)|run (?:it|them|each one|"
     r"those|these) (?:by|past) (?:me|us))\b"
@@ -489,15 +498,29 @@ _SELF_HABIT = re.compile(
 
 
 def detect_user_rule(text: str) -> str | None:
-    """A standing instruction the user gives on their own ("from now on, decline ...")."""
-    rules = [
-        s
-        for s in sentences(text)
-        if _USER_RULE_RE.search(_SELF_HABIT.sub(" ", normalize(s)))
-        and _USER_RULE_ACTION.search(normalize(s))
-        and not normalize(s).endswith("?")
-    ]
-    return " ".join(rules) if rules else None
+    """A standing instruction the user gives on their own ("from now on, decline ...").
+
+    The standing part and the action may sit in two clauses of one sentence: "Stop
+    doubling up automatically; ask me how many I need before you order any."
+    """
+    clauses = sentences(text)
+    rules: list[str] = []
+    for i, s in enumerate(clauses):
+        norm = normalize(s)
+        if norm.endswith("?") or not _USER_RULE_RE.search(_SELF_HABIT.sub(" ", norm)):
+            continue
+        if _USER_RULE_ACTION.search(norm):
+            rules.append(s)
+            continue
+        nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
+        if (
+            nxt
+            and not s.rstrip().endswith((".", "!", "?"))
+            and _USER_RULE_ACTION.search(normalize(nxt))
+            and not normalize(nxt).endswith("?")
+        ):
+            rules.append(f"{s}; {nxt}")
+    return " ".join(dict.fromkeys(rules)) if rules else None
 
 
 # --- user replies -------------------------------------------------------------------
@@ -953,6 +976,11 @@ _STRONG_REVISE = (
     "swap",
     "better idea",
 )
+# A change the reply says cannot or need not happen is no new rule: "I can't swap shifts".
+_NEGATED_CHANGE = re.compile(
+    r"\b(?:can't|cannot|can not|couldn't|won't|wouldn't|don't|didn't|never)\s+(?:\w+\s+)?"
+    r"(?:swap|switch)\b"
+)
 _NEGATED_START = (
     "no",
     "nope",
@@ -1236,9 +1264,22 @@ def _new_directive(reply: str) -> str | None:
 _EXTRA_STEP = re.compile(r"\b(?:to|by|past|with) (?:me|us) first\b|\bfirst\b.*\bthen\b")
 
 
-def _restates(directive: str, proposal: str) -> bool:
+# Words any standing directive may use about the rule it sets ("every time", "the go-to",
+# "all of 'em", "the second they're up"): they add nothing to what the assistant said.
+_DIRECTIVE_FILLER = frozenset(
+    stem(w)
+    for w in "every time times always default go-to goto standard rule norm habit whenever "
+    "all one ones stuff thing things lot second minute moment forget keeper yes yeah yep "
+    "sure ok okay please now going forward future on from here em 'em down".split()
+)
+
+
+def _restates(directive: str, proposal: str, assistant: str = "") -> bool:
     """Does a directive after a yes only repeat the proposal ("yes, add it on the big stuff
-    from now on" to "should I add the plan ...")? Its verb is the proposal's own."""
+    from now on" to "should I add the plan ...")? Its verb is the proposal's own, or every
+    word it uses is one the assistant's turn already said ("Go with it every time", "make
+    maybe the default for weekend networking" after "I've put maybe for the networking
+    mixer ... want this for weekend networking invites?")."""
     norm = normalize(directive)
     if has_phrase(norm, _STRONG_REVISE) or has_phrase(norm, ("but", "except", "only", "instead")):
         return False
@@ -1255,7 +1296,15 @@ def _restates(directive: str, proposal: str) -> bool:
     from ledger.gate import implied_response
 
     said = implied_response(norm)
-    return said is not None and said == implied_response(proposal)
+    if said is not None:
+        return said == (implied_response(proposal) or implied_response(assistant))
+    if not assistant:
+        return False
+    # The clause the imperative opens, without a reason beside it ("decline those — I
+    # can't swap shifts for a barbecue anyway").
+    clause = re.split(r"\s[—–-]\s|;|:|,\s(?:since|because|as|cos)\b", norm[m.start() :])[0]
+    added = content_stems(clause) - content_stems(assistant) - _DIRECTIVE_FILLER - {stem(verb)}
+    return not added
 
 
 def _sentence_starts(text: str, phrases: tuple[str, ...]) -> bool:
@@ -1501,7 +1550,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     strong_sents = [
         t
         for t in user_sents
-        if has_phrase(normalize(t), _STRONG_REVISE)
+        if has_phrase(_NEGATED_CHANGE.sub(" ", normalize(t)), _STRONG_REVISE)
         or re.match(r"^better( yet)?\s*[:,]", normalize(t))
     ]
     strong_q = all(normalize(t).endswith("?") for t in strong_sents)
@@ -1516,7 +1565,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         if (
             directive
             and (standing or negated or reject_cue)
-            and not (not negated and _restates(directive, proposal.text))
+            and not (not negated and _restates(directive, proposal.text, assistant))
             and not _MAKE_IT_SO.search(normalize(directive))
             and not topic_handed_back
         ):

@@ -288,6 +288,30 @@ def test_revised_chain_with_a_consistent_latest_is_decided_on_the_latest() -> No
     assert result.evidence == new.evidence
 
 
+def later_instruction(content: str) -> tuple[Arrangement, Arrangement]:
+    """A user's instruction from a later session, linked by the writer to KEVIN_YES."""
+    old, new = revision_pair(content)
+    said = Evidence(
+        session_id="s2", session_date=date(2025, 3, 20), turn_index=0, speaker="user", text=content
+    )
+    return old, new.model_copy(update={"evidence": [said]})
+
+
+def test_a_later_instruction_about_something_else_cannot_authorize_the_call() -> None:
+    # The writer linked it to Kevin's game nights by its words, wrongly; it says nothing
+    # against the call, but it is not about it either: what it replaced no longer stands.
+    old, new = later_instruction("From now on email the choir rota to Dana on Mondays.")
+    result = decide([old, new], rsvp("yes"))
+    assert result.decision is Decision.confirm and not result.allowed
+    assert "replaced" in result.reason
+
+
+def test_a_later_instruction_about_the_call_governs_it() -> None:
+    old, new = later_instruction("Keep saying yes to Kevin's game nights, even on Fridays.")
+    result = decide([old, new], rsvp("yes"))
+    assert result.decision is Decision.allow and result.entry_id == "a2"
+
+
 def test_revised_to_a_scope_is_decided_on_the_latest_scope() -> None:
     old, new = revision_pair(
         "Fine, but only on weekends.",

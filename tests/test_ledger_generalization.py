@@ -638,3 +638,153 @@ FLIGHTS = (
 )
 def test_naming_the_proposals_own_choice_accepts(reply: str, accepts: bool) -> None:
     assert (classify_reply(FLIGHTS, reply).act is Act.accept) is accepts
+
+
+# --- later instructions: which entry they revise ---------------------------------------------
+
+OPENINGS = session(
+    "s1",
+    D1,
+    ("user", "The Harbour Gallery asked me to their winter opening."),
+    (
+        "assistant",
+        "I accepted. You go to almost every gallery opening, so should I accept openings "
+        "for you whenever you're free?",
+    ),
+    ("user", "Yes, do that."),
+    ("user", "The Saturday craft fair wants a stallholder again."),
+    (
+        "assistant",
+        "I said yes. Should I take the stall whenever a craft fair offers you one?",
+    ),
+    ("user", "Sure, go for it."),
+)
+QUIT_OPENINGS = session(
+    "s2",
+    D2,
+    (
+        "user",
+        "About the gallery openings: quit accepting them for me. From now on ask me each time.",
+    ),
+    ("assistant", "Understood."),
+)
+
+
+def _revised_after(episode: list[Turn], revision: list[Turn], meaning, path: Path) -> list[str]:
+    with LedgerStore(path) as store:
+        writer = LedgerWriter(store, similarity=meaning)
+        writer.process_session(episode)
+        writer.process_session(revision)
+        return [e.content for e in store.all() if e.status is Status.revised]
+
+
+def test_topic_words_and_meaning_both_count_in_picking_the_entry(tmp_path: Path) -> None:
+    # The instruction names the openings; meaning alone finds the fair a shade closer (both
+    # are invitations to accept). Words and meaning together pick the openings...
+    def close_call(a: str, b: str) -> float:
+        return 0.45 if "craft fair" in b else 0.40
+
+    revised = _revised_after(OPENINGS, QUIT_OPENINGS, close_call, tmp_path / "a.db")
+    assert len(revised) == 1 and "gallery opening" in revised[0]
+
+    # ... while a clear difference in meaning still decides.
+    def clear(a: str, b: str) -> float:
+        return 0.9 if "craft fair" in b else 0.2
+
+    revised = _revised_after(OPENINGS, QUIT_OPENINGS, clear, tmp_path / "b.db")
+    assert len(revised) == 1 and "craft fair" in revised[0]
+
+
+def test_a_pictograph_the_user_defined_ties_an_instruction_to_its_entry(tmp_path: Path) -> None:
+    episode = session(
+        "s1",
+        D1,
+        ("user", "🎉"),
+        (
+            "assistant",
+            "I'll mark the book club as maybe. Want me to read a bare 🎉 as 'mark me maybe' "
+            "from now on?",
+        ),
+        ("user", "Yes please."),
+        ("user", "Decline the timeshare dinner."),
+        ("assistant", "Declined. Should I turn those sales dinners down automatically?"),
+        ("user", "Yes."),
+    )
+    revision = session(
+        "s2",
+        D2,
+        ("user", "ok new rule, 🎉 now means yes. from now on just accept"),
+        ("assistant", "Got it."),
+    )
+    revised = _revised_after(episode, revision, None, tmp_path / "l.db")
+    assert len(revised) == 1 and "🎉" in revised[0]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "From now on tea means the Assam loose leaf, the 500 g tin.",
+        "New policy for the allotment: decline whatever lands on a Sunday.",
+        "Stop picking the size for me; ask me which one I want before you order.",
+        "From now on invoices go to billing@example.org, not to me.",
+        "From now on it's the oat biscuits, the family pack.",
+        "From here on just tell them no.",
+        "Stop doubling up automatically; ask me how many I need before you buy any.",
+    ],
+)
+def test_standing_instructions_in_everyday_forms(said: str) -> None:
+    assert detect_user_rule(said) is not None
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We went to the beach on Sunday; it means a lot to the kids.",
+        "It's the best café in town.",
+        "Stop by the bakery on your way; the rolls go fast.",
+        "Does everything go to billing from now on?",
+    ],
+)
+def test_everyday_remarks_are_not_instructions(said: str) -> None:
+    assert detect_user_rule(said) is None
+
+
+CV = (
+    "I sent Dr. Reyes the March version of your CV. Should that be the version I send "
+    "whenever someone asks for your CV?"
+)
+TRIVIA = (
+    "I accepted Dev's trivia night. He runs one every month; should I accept those too "
+    "whenever you're free?"
+)
+SHIFTS = (
+    "Declined Ana's Friday dinner since you're on nights. Should I take care of these myself "
+    "whenever an invite lands on a shift night?"
+)
+
+
+@pytest.mark.parametrize(
+    "assistant,reply",
+    [
+        (CV, "Go with it every time."),
+        (CV, "The March one's the keeper. Use that one for all of them."),
+        (TRIVIA, "Dev's quizzes are the best. Put me down for all of 'em."),
+        (SHIFTS, "Yes, decline those; I can't swap my shifts for a dinner anyway."),
+    ],
+)
+def test_a_directive_in_the_assistants_own_words_is_an_acceptance(
+    assistant: str, reply: str
+) -> None:
+    assert classify_reply(assistant, reply).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "assistant,reply",
+    [
+        (CV, "Go with the two-page résumé every time."),
+        (TRIVIA, "Put me down as a maybe for all of them from now on."),
+        (SHIFTS, "Swap them to a maybe from now on."),
+    ],
+)
+def test_a_directive_with_something_new_is_a_revision(assistant: str, reply: str) -> None:
+    assert classify_reply(assistant, reply).act is Act.revise
