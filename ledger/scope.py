@@ -62,9 +62,9 @@ _CURRENCY_WORDS = frozenset(
     "dollar dollars buck bucks euro euros pound pounds quid cent cents pence usd eur gbp".split()
 )
 _NUM = (
-    r"[$€£]?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b)?|("
+    r"[$€£]?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b|grand\b|thousand\b)?|("
     + "|".join(sorted((re.escape(k) for k in _NUMBER_WORDS), key=len, reverse=True))
-    + r")"
+    + r")(?:\s+(grand|thousand)\b)?"
 )
 _MAX_RE = re.compile(
     r"\b(?:under|below|less than|up to|upto|no more than|not more than|at most|max(?:imum)?|"
@@ -397,12 +397,14 @@ def _amount(match: re.Match[str]) -> float | None:
         return None
     raw = groups[0]
     if raw in _NUMBER_WORDS:
-        return float(_NUMBER_WORDS[raw])
-    try:
-        value = float(raw.replace(",", ""))
-    except ValueError:
-        return None
-    if len(groups) > 1 and groups[1] == "k":
+        value = float(_NUMBER_WORDS[raw])
+    else:
+        try:
+            value = float(raw.replace(",", ""))
+        except ValueError:
+            return None
+    # "5k", "two grand", "ten thousand"
+    if len(groups) > 1 and groups[1] in ("k", "grand", "thousand"):
         value *= 1000
     return value
 
@@ -584,7 +586,7 @@ def _parse_scope(
         text=(clause or text).strip(), allowed_text=limit_src.strip(), back_text=" ".join(back)
     )
     # "Under three hundred" after "your day rate is $450": the proposal says it is money.
-    money_talk = bool(_MONEY_HINT.search(norm) or re.search(r"[$€£]\s?\d", proposal))
+    money_talk = bool(_MONEY_HINT.search(norm) or re.search(r"[$€£]\s?\d", f"{proposal} {turn}"))
     for m in _MAX_RE.finditer(norm):
         if money_talk or re.search(r"[$€£]", m.group(0)):
             scope.max_amount = _amount(m)
@@ -672,6 +674,14 @@ def _parse_scope(
     attached: set[str] = set()
     if scope.weekdays or scope.time_after or scope.time_before:
         attached |= {stem(m) for m in _AFTER_TIME_WORD.findall(positive)}
+    # Words that only say how big or dear ("the smaller ones, under two grand", "free or
+    # cheap, like under fifty a head"): the amount is the limit.
+    if scope.max_amount is not None or scope.min_amount is not None:
+        attached |= _AMOUNT_WORDS
+    # "Whatever Carol schedules": what the person does picks their things, it is no kind.
+    for m in _WHATEVER_RE.finditer(src_positive):
+        if m.group(1) in scope.people:
+            attached.add(stem(m.group(2).lower()))
     categories = _keys(positive) - named - attached
     narrowing = categories - _keys(proposal)
     scope.categories = sorted(narrowing or categories)
@@ -691,6 +701,14 @@ def _parse_scope(
 
 _EXAMPLES_RE = re.compile(
     r"\b(?:like|such as|e\.g\.?|including|for example)\s+[^.;:!?]*", re.IGNORECASE
+)
+_AMOUNT_WORDS = frozenset(
+    stem(w)
+    for w in "small smaller smallest little big bigger biggest large larger free cheap cheaper "
+    "pricey pricier costly fancy affordable inexpensive minor major low high budget".split()
+)
+_WHATEVER_RE = re.compile(
+    r"\b(?:[Ww]hatever|[Aa]nything|[Ee]verything|[Ww]hichever) ([A-Z][a-z]+) ([a-z]+s)\b"
 )
 _ROLE_RE = re.compile(r"([A-Z][a-z]+)(?:'s| is) (?:the|our|my|their|her|his) \w+")
 _AFTER_TIME_WORD = re.compile(
@@ -847,6 +865,17 @@ _MONEY = re.compile(
 )
 
 
+_DAY_NAME_RE = re.compile(
+    r"\b((?i:(?:mon|tues|wednes|thurs|fri|satur|sun)day))s?\b|\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b(?!')"
+)
+_DAY_INDEX = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
+
+
+def _days_named(text: str) -> set[int]:
+    """The weekdays a text names ("Tuesday's plan", "Sat 12 Oct")."""
+    return {_DAY_INDEX[(m.group(1) or m.group(2)).lower()[:3]] for m in _DAY_NAME_RE.finditer(text)}
+
+
 def _stated_amount(request: str) -> float | None:
     """The one amount of money the user's request states ("the Uber receipt, $46.20"), if
     it states exactly one; a call with no price of its own (sending a receipt) is judged
@@ -934,7 +963,14 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         )
     if scope.weekdays:
         names = ", ".join(calendar.day_abbr[d] for d in scope.weekdays)
-        if facts.when is None:
+        # A call with no time of its own (sending "the practice plan - Tue Aug 25") is on
+        # the days its thing names.
+        named_days = _days_named(f"{facts.entity_text} {facts.request}")
+        if facts.when is None and named_days:
+            ok = named_days <= set(scope.weekdays)
+            shown = ", ".join(calendar.day_abbr[d] for d in sorted(named_days))
+            checks.append((ok, f"{shown}, agreed: {names}"))
+        elif facts.when is None:
             checks.append((None, f"agreed: {names}; the day is unknown"))
         else:
             day = calendar.day_abbr[facts.when.weekday()]

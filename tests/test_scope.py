@@ -775,3 +775,73 @@ def test_handing_back_with_flag_and_not_with_one_too_many() -> None:
     assert "work socials" in " ".join(" ".join(parts) for parts in allowed)
     _, back = sides("PDF every time. They've mangled my formatting one too many times.")
     assert not back
+
+
+@pytest.mark.parametrize(
+    "text,cap",
+    [
+        ("For the smaller jobs, under two grand, say.", 2000),
+        ("Anything under 5 grand is fine.", 5000),
+        ("Up to ten thousand dollars, go ahead.", 10000),
+    ],
+)
+def test_grand_and_thousand_multiply(text: str, cap: float) -> None:
+    assert parse_scope(text, TODAY).max_amount == cap
+
+
+def test_a_bare_number_is_money_when_the_assistants_turn_priced_the_thing() -> None:
+    turn = "The refurbished mixer is $420 with a warranty; new is $680."
+    scope = parse_scope(
+        "On the smaller stuff, mixers, scales, anything under five hundred, sure.",
+        TODAY,
+        proposal="Want me to default to refurbished whenever there's one with a warranty?",
+        turn=turn,
+    )
+    assert scope.max_amount == 500
+
+
+def test_a_price_handed_back_with_confirm_the_count_with_me_is_a_cap() -> None:
+    scope = parse_scope(
+        "On small things, take it that way. For anything over forty dollars each, confirm "
+        "the count with me.",
+        TODAY,
+    )
+    assert scope.max_amount == 40 and scope.min_amount is None
+
+
+@pytest.mark.parametrize(
+    ("text", "clause"),
+    [
+        (
+            "If it's free or cheap, like under fifty bucks a head, sign me up.",
+            "If it's free or cheap",
+        ),
+        ("For the smaller ones, under fifty dollars, fine.", None),
+    ],
+)
+def test_words_for_how_dear_are_no_kind_when_an_amount_is_given(
+    text: str, clause: str | None
+) -> None:
+    scope = parse_scope(text, TODAY, clause)
+    assert scope.max_amount == 50 and scope.categories == []
+    inside = match_scope(scope, facts(entity_text="Chamber mixer", amount=25.0))
+    assert inside.inside is True
+    assert match_scope(scope, facts(entity_text="Gala", amount=200.0)).inside is False
+
+
+def test_whatever_a_person_schedules_limits_to_the_person() -> None:
+    scope = parse_scope("Whatever Ngaio schedules, yes. Other club stuff, ask me.", TODAY)
+    assert scope.people == ["Ngaio"] and scope.categories == []
+    assert match_scope(scope, facts(entity_text="Ngaio: extra rehearsal Sat")).inside is True
+    assert match_scope(scope, facts(entity_text="Piripi: club quiz night")).inside is False
+
+
+def test_a_call_without_a_time_is_on_the_days_its_thing_names() -> None:
+    scope = parse_scope("For weekday practices, go ahead.", TODAY)
+    assert scope.weekdays == [0, 1, 2, 3, 4]
+    plan = facts(tool="send", entity_text="Practice plan - Tue Aug 25", request="Send the plan.")
+    assert match_scope(scope, plan).inside is True
+    weekend = facts(tool="send", entity_text="Practice plan - Sat Aug 29")
+    assert match_scope(scope, weekend).inside is False
+    assert match_scope(scope, facts(tool="send", entity_text="Practice plan")).inside is None
+    assert match_scope(scope, facts(tool="send", entity_text="the sun is out")).inside is None
