@@ -695,6 +695,10 @@ def _parse_scope(
     if limit_src and back and scope.max_amount is None and scope.min_amount is None:
         # "Sure, but check with me on work invites": what is handed back is excluded.
         excluded |= _keys(_handed_back(back)) - _keys(proposal) - _KEY_VERBS
+        # "With Dana, always. The other execs I'd rather judge": the others of Dana's kind
+        # are handed back, not Dana's own things.
+        if scope.people or scope.places:
+            excluded -= {stem(w) for w in _OTHER_KIND_RE.findall(normalize(" ".join(back)))}
     scope.excluded = sorted(excluded - set(scope.categories) - named)
     return scope
 
@@ -702,6 +706,7 @@ def _parse_scope(
 _EXAMPLES_RE = re.compile(
     r"\b(?:like|such as|e\.g\.?|including|for example)\s+[^.;:!?]*", re.IGNORECASE
 )
+_OTHER_KIND_RE = re.compile(r"\b(?:the )?(?:other|rest of the|all the other) (\w+)")
 _AMOUNT_WORDS = frozenset(
     stem(w)
     for w in "small smaller smallest little big bigger biggest large larger free cheap cheaper "
@@ -723,7 +728,7 @@ _KEY_VERBS = frozenset(
     for w in """
     see look decide judge weigh handle spell write run leave bring flag pick choose check
     assume talk know come take commit rather prefer like love want need try trade plan
-    think eat switch change pay fit hold finish
+    think eat switch change pay fit hold finish ask asking depend depends wonder
     """.split()
 )
 

@@ -845,3 +845,27 @@ def test_a_call_without_a_time_is_on_the_days_its_thing_names() -> None:
     assert match_scope(scope, weekend).inside is False
     assert match_scope(scope, facts(tool="send", entity_text="Practice plan")).inside is None
     assert match_scope(scope, facts(tool="send", entity_text="the sun is out")).inside is None
+
+
+def test_the_others_of_a_persons_kind_are_handed_back_not_the_persons_things() -> None:
+    scope = parse_scope(
+        "With Aroha, always. The other directors I'd rather judge one at a time.",
+        TODAY,
+        "With Aroha, always",
+    )
+    assert scope.people == ["Aroha"] and "director" not in scope.excluded
+    with_directors = facts(entity_text="Aroha: board offsite with the directors")
+    assert match_scope(scope, with_directors).inside is True
+    assert match_scope(scope, facts(entity_text="Hemi: directors' dinner")).inside is False
+
+
+def test_who_is_asking_names_no_case() -> None:
+    scope = parse_scope(
+        "For the parents, sure. The district office depends on who's asking, so check with "
+        "me on those.",
+        TODAY,
+        "For the parents, sure",
+    )
+    assert "ask" not in scope.excluded and "depend" not in scope.excluded
+    asked = facts(tool="send", entity_text="Report", request="A parent is asking for the report.")
+    assert match_scope(scope, asked).inside is True
