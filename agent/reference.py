@@ -922,7 +922,22 @@ def _named(request: str) -> tuple[set[str], set[str]]:
     for match in _FROM_PHRASE.finditer(request):
         if not match.group(1)[:1].isupper():
             origin |= term_set(match.group(2))
+    # "Mr. Washington wants to know how his son Malik is doing": the child is whom the
+    # message is about; the parent, named apart from the child, is whom it goes to.
+    for match in _CHILD_OF.finditer(request):
+        child = match.group(1)
+        others = set(re.findall(r"\b[A-Z][a-z]+\b", request[: match.start()])) - _TITLES
+        if others - {child}:
+            origin |= term_set(child)
     return term_set(request, _ACTION_NOISE), origin
+
+
+_CHILD_OF = re.compile(
+    r"\b(?:his|her|their) (?:son|daughter|kid|child|boy|girl|stepson|stepdaughter|grandson|"
+    r"granddaughter) ([A-Z][a-z]+)\b"
+)
+_PARENT = re.compile(r"\b(?:parent|mother|father|mum|mom|dad|guardian)s?\b")
+_TITLES = frozenset("Mr Mrs Ms Miss Dr Mx Prof".split())
 
 
 def rule_recipients(
@@ -986,8 +1001,15 @@ def choose_recipient(
     def by_name(c: dict[str, Any]) -> int:
         return _overlap(words, term_set(str(c.get("name", ""))))
 
+    # "... how his son Malik is doing": the message goes to a parent, not to Malik.
+    child = _CHILD_OF.search(request)
+
     def by_relation(c: dict[str, Any]) -> int:
-        return _overlap(words, term_set(contact_text(c)))
+        score = _overlap(words, term_set(contact_text(c)))
+        if child is not None:
+            score += int(_PARENT.search(normalize(str(c.get("relation", "")))) is not None)
+            score -= int(child.group(1).lower() in normalize(str(c.get("name", ""))).split())
+        return score
 
     def by_rule(c: dict[str, Any]) -> float:
         if not rule:

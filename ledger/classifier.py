@@ -977,6 +977,17 @@ _STRONG_REVISE = (
     "better idea",
 )
 # A change the reply says cannot or need not happen is no new rule: "I can't swap shifts".
+# "no" and "stop" that refuse nothing: "no" before a noun ("No coach needs to read it",
+# "no context"), "stop" as a place ("at the bus stop").
+_NOUN_USES = re.compile(
+    r"\bno (?!(?:thanks?|thank|way|need|more|i|we|please|not|don't|sorry|no|to|deal|chance|go|"
+    r"can|automatic\w*|auto\w*|standing|blanket|rule|default|longer|ta)\b)(?=[a-z])|"
+    r"\b(?:bus|train|tram|tube|pit|truck|rest|full|next|last|first|final|one|request) stop\b"
+)
+_OTHERS_DOING = re.compile(
+    r"\b(?:can|could|should|would|will|may|might|must|did|does)\s+(?!you\b|i\b)(?:\w+\s+){1,2}?"
+    r"do (?:that|it|this)\b"
+)
 _NEGATED_CHANGE = re.compile(
     r"\b(?:can't|cannot|can not|couldn't|won't|wouldn't|don't|didn't|never)\s+(?:\w+\s+)?"
     r"(?:swap|switch)\b"
@@ -1448,6 +1459,9 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     unnegated = re.sub(
         r"\b(?:never|don't|do not|doesn't|(?<!why )not|no need to)\b[^.,;!?]*", " ", norm
     )
+    # "Can a landlord do that?": someone else doing something is no "do that" to the offer.
+    unnegated = _OTHERS_DOING.sub(" ", unnegated)
+
     one_off = bool(_ONE_OFF.search(norm)) and not (
         has_phrase(unnegated, STANDING) or has_phrase(unnegated, ("routine", "the rule"))
     )
@@ -1457,7 +1471,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     ) and not _HEDGED_YES.match(norm)
     # A question about something else ("is it weird to ...?") does not refuse anything.
     reject_cue = any(
-        has_phrase(normalize(t), REJECT) is not None
+        has_phrase(_NOUN_USES.sub(" ", normalize(t)), REJECT) is not None
         for t in user_sents
         if not normalize(t).endswith("?")
     )
@@ -1849,7 +1863,15 @@ _APPROVING = re.compile(
     r"no brainer|(?:you've |you have )?read me (?:right|well)|why didn't we do this sooner|"
     r"consider (?:it|the word|that) (?:your|yours|done|said)|wild horses|that's the rule|"
     r"is the way|it's (?:all )?yours|(?:you're|you are) a (?:star|legend|gem)|"
-    r"(?:you'd|you would) be doing me a (?:kindness|favou?r)|take a (?:weight|load) off|"
+    r"(?:you'd|you would) be doing me a (?:kindness|favou?r|mitzvah|solid)|take a (?:weight|load) off|"
+    r"(?:lift|lifts|lifted|take|takes) a (?:great |big |huge )?(?:weight|load)|"
+    r"(?:exactly|precisely|quite|just) so|let it be so|so be it|"
+    r"(?:that's|that is|this is|it's) (?:exactly )?(?:how|what) it (?:should|ought to|must) be|"
+    r"as it should be|spot on|bang on|on the money|nailed it|"
+    r"(?:one |a )?hundred per ?cent|100 ?%|"
+    r"exactly what (?:i|we|they|he|she|you) (?:need|needs|needed|want|wants|wanted|asked for)|"
+    r"(?:you've|you have) (?:clearly |obviously |really )?(?:met|understood|figured out) "
+    r"(?:my|our) \w+|"
     r"would thank you|rule number one|golden rule|give (?:them|him|her|those) the break)\b|"
     r"\b(?:(?:you )?read my mind|(?:couldn't|could not|can't) agree more|i agree|"
     r"music to my ears|(?:where|who) (?:it|they|those|these) belongs?|that's an easy one|"

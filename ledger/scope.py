@@ -657,7 +657,7 @@ def _parse_scope(
     src_positive, src_negative = _split_negated(limit_src)
     scope.channels = _channels(positive)
     scope.places = [
-        m.group(1) for m in re.finditer(r"\bin ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", src_positive)
+        m.group(1) for m in re.finditer(r"\b[Ii]n ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", src_positive)
     ]
     place_words = {w.lower() for p in scope.places for w in p.split()}
     # A name the assistant's turn used counts even where it opens a sentence of the reply.

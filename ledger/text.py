@@ -277,7 +277,7 @@ ASK_BACK = re.compile(
     r"run (?:(?:it|them|those|these|that|one) )?(?:by|past) "
     r"(?:me|us)|ping me|confirm (?:\w+ ){0,3}?with (?:me|us)|"
     r"let me (?:know|decide|choose|pick|see|approve|weigh|"
-    r"look|handle|deal)|bring (?:it|them|those|these|that|one) to (?:me|us)|leave (?:it|them|"
+    r"look|handle|deal)|bring (?:(?:it|them|those|these|that|one) )?to (?:me|us)|leave (?:it|them|"
     r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that)\b|"
     r"(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
     r"to|i prefer to|i'd prefer to|i'd rather|i would rather) (?:\w+ ){0,2}(?:decide|see|look|"
@@ -319,21 +319,38 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
     """
     allowed: list[list[str]] = []
     back: list[str] = []
+    previous: list[str] | None = None  # the last sentence, when it went to `allowed` whole
     for sentence in sentences(text):
         parts = clauses(sentence)
         asks = [i for i, c in enumerate(parts) if ASK_BACK.search(normalize(c))]
         if not asks:
             allowed.append(parts)
+            previous = parts
             continue
         lead = asks[0]
         while lead > 0 and not (
             ACCEPT_CUE.search(normalize(parts[lead - 1])) or _ONLY.match(normalize(parts[lead - 1]))
         ):
             lead -= 1
+        # "When the do is out of town, Manchester or London, ... Those, kindly bring to me.":
+        # the sentence the ask points back to is what it hands back.
+        if (
+            not lead
+            and previous is not None
+            and allowed
+            and allowed[-1] is previous
+            and _POINTS_BACK.match(normalize(sentence))
+            and not ACCEPT_CUE.search(normalize(" ".join(previous)))
+        ):
+            back += allowed.pop()
         if lead:
             allowed.append(parts[:lead])
         back += parts[lead:]
+        previous = None
     return allowed, back
+
+
+_POINTS_BACK = re.compile(r"^(?:those|these|them|such ones|that lot|any of those|all of those)\b")
 
 
 # Clock hours in words ("at seven or later", "Fridays at four").

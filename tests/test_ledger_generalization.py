@@ -788,3 +788,50 @@ def test_a_directive_in_the_assistants_own_words_is_an_acceptance(
 )
 def test_a_directive_with_something_new_is_a_revision(assistant: str, reply: str) -> None:
     assert classify_reply(assistant, reply).act is Act.revise
+
+
+# --- acceptances without a yes, and what is not a refusal -------------------------------------
+
+ROTA = (
+    "I'll send Aroha the PDF of the roster; it opens properly on a phone, unlike the "
+    "spreadsheet. Next time anyone asks for a roster, shall I send the PDF rather than the "
+    "spreadsheet?"
+)
+REPORTS = (
+    "I'll send the coach the summary rather than your clinical notes. Whenever a coach asks "
+    "for an update, shall I handle it the same way?"
+)
+
+
+@pytest.mark.parametrize(
+    "assistant,reply",
+    [
+        (ROTA, "Spot on. Most of them read it at the bus stop and the spreadsheet baffles them."),
+        (REPORTS, "Exactly what they need. No coach needs to read about an old knee injury."),
+        (REPORTS, "Precisely so. Notes stay with me."),
+        (ROTA, "Let it be so."),
+        (ROTA, "That is how it should be."),
+        (REPORTS, "One hundred per cent. The board would have my guts otherwise."),
+        (ROTA, "That would lift a great weight off me."),
+        (REPORTS, "You'd be doing me a mitzvah."),
+    ],
+)
+def test_acceptances_in_other_words(assistant: str, reply: str) -> None:
+    assert classify_reply(assistant, reply).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "No. I'd rather pick the format each time.",
+        "Stop. I'll send them myself.",
+        "No more automatic sending, thanks.",
+    ],
+)
+def test_refusals_still_refuse(reply: str) -> None:
+    assert classify_reply(ROTA, reply).act is Act.reject
+
+
+def test_someone_else_doing_that_is_no_yes() -> None:
+    reply = "My landlord kept back part of the deposit for cleaning. Can a landlord do that?"
+    assert classify_reply(ROTA, reply).act is Act.no_uptake

@@ -943,3 +943,24 @@ def test_the_recipients_name_does_not_pick_the_document() -> None:
     assert choose(letters, _without_name(request, doctor), None, document_text) is None
     picked = choose(letters, request, None, document_text)
     assert picked is not None and picked["id"] == "okafor"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "expected"),
+    [
+        ("Mrs. Tupou wants to know how her son Sefo is doing in maths.", "Ana Tupou"),
+        ("Mr. Tupou asked how his daughter Mele is getting on.", "Ana Tupou"),
+        ("Please send Sefo Tupou his report.", "Sefo Tupou"),
+    ],
+)
+def test_a_parent_asking_about_their_child_gets_the_message(
+    request_text: str, expected: str
+) -> None:
+    contacts = [
+        {"name": "Ana Tupou", "email": "ana@example.org", "relation": "parent of Sefo Tupou"},
+        {"name": "Sefo Tupou", "email": "sefo@school.example", "relation": "student, Year 9 maths"},
+        {"name": "Rua Clark", "email": "rua@example.org", "relation": "parent of Tia Clark"},
+    ]
+    rule = "Should I send the full progress report whenever a parent asks how their kid is doing?"
+    chosen = choose_recipient(contacts, request_text, rule)
+    assert chosen is not None and chosen["name"] == expected

@@ -869,3 +869,20 @@ def test_who_is_asking_names_no_case() -> None:
     assert "ask" not in scope.excluded and "depend" not in scope.excluded
     asked = facts(tool="send", entity_text="Report", request="A parent is asking for the report.")
     assert match_scope(scope, asked).inside is True
+
+
+def test_a_place_opening_the_reply_is_a_place() -> None:
+    scope = parse_scope("In Dunedin, a maybe does no harm.", TODAY)
+    assert scope.places == ["Dunedin"] and scope.people == []
+
+
+def test_a_hand_back_pointing_to_the_sentence_before_hands_that_back() -> None:
+    reply = (
+        "In Dunedin, a maybe does no harm. When the do is out of town, Christchurch or "
+        "wherever, they book a bus and count heads. Those, kindly bring to me."
+    )
+    scope = parse_scope(reply, TODAY, "In Dunedin, a maybe does no harm")
+    assert "christchurch" in scope.excluded
+    away = facts(entity_text="Annual dinner, Christchurch (bus from Dunedin)")
+    assert match_scope(scope, away).inside is False
+    assert match_scope(scope, facts(entity_text="Committee lunch, Dunedin")).inside is True
