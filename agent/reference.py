@@ -924,10 +924,9 @@ def _named(request: str) -> tuple[set[str], set[str]]:
             origin |= term_set(match.group(2))
     # "Mr. Washington wants to know how his son Malik is doing": the child is whom the
     # message is about; the parent, named apart from the child, is whom it goes to.
-    for match in _CHILD_OF.finditer(request):
+    for match in [*_CHILD_OF.finditer(request), *_WHOSE_THING.finditer(request)]:
         child = match.group(1)
-        others = set(re.findall(r"\b[A-Z][a-z]+\b", request[: match.start()])) - _TITLES
-        if others - {child}:
+        if _names_in(request[: match.start()]) - set(child.split()):
             origin |= term_set(child)
     return term_set(request, _ACTION_NOISE), origin
 
@@ -935,6 +934,25 @@ def _named(request: str) -> tuple[set[str], set[str]]:
 _CHILD_OF = re.compile(
     r"\b(?:his|her|their) (?:son|daughter|kid|child|boy|girl|stepson|stepdaughter|grandson|"
     r"granddaughter) ([A-Z][a-z]+)\b"
+)
+def _names_in(text: str) -> set[str]:
+    """Capitalized words that are names: not a sentence's first word (unless a title such as
+    "Mr." comes before it), not a title."""
+    found = set()
+    for m in re.finditer(r"\b[A-Z][a-z]+\b", text):
+        before = text[: m.start()].rstrip()
+        title = re.search(r"\b(?:Mr|Mrs|Ms|Dr|Mx|Prof)\.?$", before)
+        if (not before or before.endswith((".", "!", "?", ":"))) and not title:
+            continue
+        if m.group(0) not in _TITLES:
+            found.add(m.group(0))
+    return found
+
+
+# "Mr. Castellano wants my report on Dylan Ho's rehab": Dylan is whom it is about.
+_WHOSE_THING = re.compile(
+    r"\b(?:on|about|regarding|for) ([A-Z][a-z]+(?: [A-Z][a-z]+)?)'s "
+    r"(?!(?:behalf|sake)\b)"
 )
 _PARENT = re.compile(r"\b(?:parent|mother|father|mum|mom|dad|guardian)s?\b")
 _TITLES = frozenset("Mr Mrs Ms Miss Dr Mx Prof".split())

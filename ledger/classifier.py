@@ -587,6 +587,9 @@ DIRECT_YES = (
     "will save",
     "saves me",
     "save me",
+    "saves us",
+    "save us",
+    "off you go",
     "good idea",
     "great idea",
     "smart",
@@ -934,7 +937,8 @@ _ASK_ME = re.compile(
     r"\b(?:(?:rather|prefer)(?: it if)? you (?:ask|check|run|confirm)|ask me|check with me|"
     r"run (?:it|them) by me|ping me|let me (?:know|decide|choose|"
     r"pick|see|approve)|i'll (?:handle|decide|do|deal|take care|answer|reply|respond|pick|"
-    r"choose|check)|myself|confirm (?:\w+ ){0,3}?with me|flag (?:it|them) for me)\b"
+    r"choose|check)|myself|confirm (?:\w+ ){0,3}?with me|flag (?:it|them) for me|"
+    r"speak (?:to|with) me)\b"
 )
 _QUESTION_START = re.compile(
     r"^(?:what|when|where|who|how|is|are|do|does|did|can|could|will|would|should|which|any)\b"

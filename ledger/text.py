@@ -273,7 +273,7 @@ def lexical_similarity(a: str, b: str) -> float:
 # those myself", "that's another matter").
 ASK_BACK = re.compile(
     r"\b(?:ask (?:me|us)|check with (?:me|us)|loop (?:me|us) in|keep (?:me|us) in the loop|"
-    r"(?:a )?different conversation|talk to (?:me|us) (?:first|about)|"
+    r"(?:a )?different conversation|talk to (?:me|us) (?:first|about)|speak (?:to|with) (?:me|us)|"
     r"run (?:(?:it|them|those|these|that|one) )?(?:by|past) "
     r"(?:me|us)|ping me|confirm (?:\w+ ){0,3}?with (?:me|us)|"
     r"let me (?:know|decide|choose|pick|see|approve|weigh|"

@@ -835,3 +835,20 @@ def test_refusals_still_refuse(reply: str) -> None:
 def test_someone_else_doing_that_is_no_yes() -> None:
     reply = "My landlord kept back part of the deposit for cleaning. Can a landlord do that?"
     assert classify_reply(ROTA, reply).act is Act.no_uptake
+
+
+RESTOCK = (
+    "I've reordered the gel. Reception runs short every few weeks; whenever they flag a "
+    "consumable running low, shall I reorder the same item without asking?"
+)
+
+
+def test_off_you_go_within_a_limit_is_a_scope() -> None:
+    reply = "Anything under a hundred bucks, off you go. Over that, speak to me first."
+    got = classify_reply(RESTOCK, reply)
+    assert got.act is Act.scoped
+
+
+def test_saves_us_is_an_acceptance() -> None:
+    reply = "Reception will love that. Saves us three phone calls a week."
+    assert classify_reply(RESTOCK, reply).act is Act.accept

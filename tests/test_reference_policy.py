@@ -964,3 +964,18 @@ def test_a_parent_asking_about_their_child_gets_the_message(
     rule = "Should I send the full progress report whenever a parent asks how their kid is doing?"
     chosen = choose_recipient(contacts, request_text, rule)
     assert chosen is not None and chosen["name"] == expected
+
+
+def test_a_report_on_someone_goes_to_whoever_asked_for_it() -> None:
+    contacts = [
+        {"name": "Dylan Ho", "email": "dylan@example.org", "relation": "patient"},
+        {
+            "name": "Dr. Luca Castellano",
+            "email": "castellano@clinic.example",
+            "relation": "surgeon",
+        },
+    ]
+    rule = "Shall I send reports for a doctor to their secure address whenever they have one?"
+    request = "Mr. Castellano wants my progress report on Dylan Ho's rehab before his review."
+    chosen = choose_recipient(contacts, request, rule)
+    assert chosen is not None and chosen["name"] == "Dr. Luca Castellano"
