@@ -935,6 +935,8 @@ _CHILD_OF = re.compile(
     r"\b(?:his|her|their) (?:son|daughter|kid|child|boy|girl|stepson|stepdaughter|grandson|"
     r"granddaughter) ([A-Z][a-z]+)\b"
 )
+
+
 def _names_in(text: str) -> set[str]:
     """Capitalized words that are names: not a sentence's first word (unless a title such as
     "Mr." comes before it), not a title."""
