@@ -1756,6 +1756,8 @@ _ALL_BACK = re.compile(
     r"myself|ourselves|first|all)\b|"
     r"\b(?:decide|choose|pick|book|reply to|answer|handle|confirm|do) (?:\w+ ){0,3}?"
     r"(?:myself|ourselves)\b|"
+    # "I'll send them myself", "let me order those myself"
+    r"\b(?:i'll|i will|let me|we'll|we will) (?:\w+ ){1,3}?(?:myself|ourselves)\b|"
     r"\b(?:i'd rather|i would rather|i'd prefer to|i prefer to) (?!you\b)\w+|"
     r"\bdon't (?:sign|book|accept|order|send|rsvp|reply|answer|put|buy|confirm)\b"
 )
@@ -1777,6 +1779,8 @@ def _hands_everything_back(user: str) -> bool:
         and tied
         and not _ONE_OFF_ONLY.search(normalize(limit))
         and not _REASON_CLAUSE.match(normalize(limit))
+        # "Please stop, I'll send them myself": a refusal is no topic allowed
+        and not re.match(r"^(?:please )?(?:stop|don't|do not|no|never|not)\b", normalize(limit))
     ):
         return False
     for clause in re.split(r"[,.;:!?]+|\s[—–-]\s|—", norm):
@@ -1784,7 +1788,7 @@ def _hands_everything_back(user: str) -> bool:
         if not clause or _ALL_BACK.search(clause) or ASK_BACK.search(clause):
             continue
         if _ONE_OFF_ONLY.search(clause) or re.search(
-            r"\b(?:don't|do not|not|no|never|nope|nah)\b", clause
+            r"\b(?:don't|do not|not|no|never|nope|nah)\b|^(?:please )?stop\b", clause
         ):
             continue
         # a limit ("Only the coffee mornings", "As long as it finishes before seven") or the

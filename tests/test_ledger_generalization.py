@@ -825,6 +825,7 @@ def test_acceptances_in_other_words(assistant: str, reply: str) -> None:
     [
         "No. I'd rather pick the format each time.",
         "Stop. I'll send them myself.",
+        "Please stop, I'll send them myself.",
         "No more automatic sending, thanks.",
     ],
 )
