@@ -679,9 +679,18 @@ def _size(product: dict[str, Any]) -> float | None:
     return float(value) * _UNIT.get(unit, 1.0)
 
 
+_PASSED_OVER = re.compile(
+    r"\b(?:over|not|rather than|instead of|than)\s+(?:the\s+|a\s+)?(?:very\s+)?"
+    r"(?:cheapest|lowest price|least expensive|cheaper|biggest|largest|bigger|larger|"
+    r"smallest|smaller)\b"
+)
+
+
 def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Apply "the biggest", "the cheapest", "what you bought last time" to the candidates."""
-    norm = normalize(rule)
+    """Apply "the biggest", "the cheapest", "what you bought last time" to the candidates.
+    One the rule passes over ("flexible over cheapest", "rather than the cheapest") is no
+    pick."""
+    norm = _PASSED_OVER.sub(" ", normalize(rule))
     if re.search(r"\b(?:biggest|largest|bigger|larger|bulk|giant)\b", norm):
         sized = [(s, p) for p in items if (s := _size(p)) is not None]
         if len(sized) == len(items) and sized:

@@ -979,3 +979,15 @@ def test_a_report_on_someone_goes_to_whoever_asked_for_it() -> None:
     request = "Mr. Castellano wants my progress report on Dylan Ho's rehab before his review."
     chosen = choose_recipient(contacts, request, rule)
     assert chosen is not None and chosen["name"] == "Dr. Luca Castellano"
+
+
+def test_a_superlative_the_rule_passes_over_is_no_pick() -> None:
+    from agent.reference import _superlative_pick
+
+    fares = [
+        {"id": "flex", "name": "Flex fare, changes free", "price": 1500.0},
+        {"id": "saver", "name": "Saver fare, no changes", "price": 1240.0},
+    ]
+    kept = _superlative_pick("Flexible over cheapest whenever I book his flights.", fares)
+    assert {f["id"] for f in kept} == {"flex", "saver"}
+    assert [f["id"] for f in _superlative_pick("Always the cheapest fare.", fares)] == ["saver"]
