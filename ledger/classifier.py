@@ -534,6 +534,7 @@ DIRECT_YES = (
     "yebo",
     "haan",
     "too easy",
+    "lekker",
     "sweet as",
     "nae bother",
     "righto",

@@ -647,6 +647,12 @@ def asks_for(tool: str, text: str) -> bool:
     return bool(_addressed(verb).search(_QUOTED.sub(' "" ', own_request(text))))
 
 
+_BY_CONVENTION = re.compile(
+    r"\b(?:the usual|my usual|our usual|the same (?:again|as (?:last|before|always))|"
+    r"the regular|my regular|our regular|the normal one|the standard one)\b"
+)
+
+
 def explicit_request(facts: CallFacts) -> tuple[bool, list[str]]:
     """Does the current request itself ask for this exact call? Returns (yes, missing details).
 
@@ -671,7 +677,13 @@ def explicit_request(facts: CallFacts) -> tuple[bool, list[str]]:
     if several and stated_quantity(request) != quantity:
         missing.append(f"{quantity} of them")
     req = content_stems(request)
-    for chosen_text, others in facts.choice_pairs():
+    # "Order the usual", "the same again": which thing that is comes from an arrangement,
+    # not from the request.
+    pairs = facts.choice_pairs()
+    if pairs and _BY_CONVENTION.search(normalize(request)):
+        pairs = []
+        missing.append("which one")
+    for chosen_text, others in pairs:
         chosen = len(content_stems(chosen_text) & req)
         if chosen == 0 or chosen <= max((len(content_stems(c) & req) for c in others), default=0):
             missing.append("which one")

@@ -937,3 +937,23 @@ def test_an_invitation_s_facts_name_what_it_clashes_with() -> None:
     )
     found = Gate(lambda: [rule, other]).relevant(facts, TODAY)[0]
     assert found is not None and found.id == "a1"
+
+
+def test_the_usual_is_not_an_explicit_choice() -> None:
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "p1", "quantity": 1},
+        request="The committee is meeting at mine on Tuesday. Please order the usual.",
+        entity_text="Savoury meeting platter, serves 10",
+        competing=["Vegetarian platter, serves 10", "Function platter, serves 30"],
+    )
+    explicit, missing = explicit_request(facts)
+    assert not explicit and "which one" in missing
+    named = CallFacts(
+        tool="purchase",
+        args={"product_id": "p1", "quantity": 1},
+        request="Please order the savoury platter.",
+        entity_text="Savoury meeting platter, serves 10",
+        competing=["Vegetarian platter, serves 10", "Function platter, serves 30"],
+    )
+    assert explicit_request(named)[0]
