@@ -873,7 +873,7 @@ _MONEY = re.compile(
 _DAY_NAME_RE = re.compile(
     r"\b((?i:(?:mon|tues|wednes|thurs|fri|satur|sun)day))s?\b|\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b(?!')"
 )
-_DAY_INDEX = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
+_DAY_INDEX = {name[:3]: i for name, i in _DAYS.items()}  # "tue": 1
 
 
 def _days_named(text: str) -> set[int]:

@@ -320,6 +320,7 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
     allowed: list[list[str]] = []
     back: list[str] = []
     previous: list[str] | None = None  # the last sentence, when it went to `allowed` whole
+    # (then it is `allowed[-1]`)
     for sentence in sentences(text):
         parts = clauses(sentence)
         asks = [i for i, c in enumerate(parts) if ASK_BACK.search(normalize(c))]
@@ -337,8 +338,6 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
         if (
             not lead
             and previous is not None
-            and allowed
-            and allowed[-1] is previous
             and _POINTS_BACK.match(normalize(sentence))
             and not ACCEPT_CUE.search(normalize(" ".join(previous)))
         ):
