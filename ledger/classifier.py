@@ -102,7 +102,7 @@ _STANDING_RE = re.compile(
     # "whatever channel each customer booked with": a choice made per case, for every case
     r"\beach (?:customer|client|patient|student|member|guest|tenant|parent|supplier|vendor|"
     r"buyer|caller|visitor|applicant)s?\b|\bwhen(?:ever)? (?:a|an|"
-    r"any|you|your|someone|they|it|one|the next)\b.*\b(?:i'll|i will|i can|i could|should i|"
+    r"any|you|your|someone|they|she|he|it|one|the next)\b.*\b(?:i'll|i will|i can|i could|should i|"
     r"want me)\b|\bkeep (?:doing|handling|sending|ordering|buying|forwarding) (?:this|that|"
     r"these|those|it)\b|\b(?:shall i|should i|i'll|i will|i can|i could|want me to) keep \w+ing\b|\bshould i just\b.*\b(?:every|each|all|any)\b|"
     # "Should that be how we treat date holds generally?", "make that our system",
@@ -140,7 +140,36 @@ _STANDING_RE = re.compile(
     # "Shall we make that the way it's done?"
     r"\b(?:the way|how) (?:it's|it is|it gets|things are|things get) done\b|"
     r"\bwhen(?:ever)? (?:a|an|any|another|someone|one)\b.*\b(?:would you like me|do you want me|"
-    r"shall i|should i|want me)\b",
+    r"shall i|should i|want me)\b|"
+    # A named recurrence: "set that up as a regular order", "make it a Monday standing
+    # order", "a monthly thing", "an every-year thing", "the usual arrangement", "a weekly
+    # delivery", "replace them every 400 miles"
+    r"\b(?:regular|standing|repeat|recurring|monthly|weekly|daily|nightly|yearly|annual|"
+    r"quarterly|fortnightly|biweekly|every-\w+|usual) (?:order|thing|delivery|arrangement|"
+    r"routine|booking|top-up|refill|run|habit)s?\b|\bevery \d+|"
+    # Every case of a kind, in an offer: "every club outing", "each month's column", "each
+    # revision", "all their screenings", "all the club's family days"
+    r"(?<!one )(?<!\d )\b(?:every|each) (?!(?:other|bit|detail|step|line|word|page|item|piece|"
+    r"part|single (?:one|item|thing)|for|of|to|in|at|on|and|or|with|from|return|way|side)\b)"
+    r"[\w']+|"
+    r"\ball (?:of )?(?:their|the|his|her|its|our|your|future|upcoming|new)\b(?: [\w'-]+){0,3}? "
+    r"(?:\w*(?:ings|ups|outs|days|events|nights|dinners|lunches|meetings|sessions|"
+    r"invitations|invites|outings|screenings|walks|hikes|matches|games|shows|concerts|"
+    r"services|parties|orders|refills|drafts|documents|reports|statements|invoices|"
+    r"receipts|bills|quotes|slips|forms|letters|revisions|postings|applications))\b|"
+    # Cases still to come, as they happen: "as they're announced", "as I find them",
+    # "whatever salary documents come in", "once you've costed a job", "the moment it's
+    # eligible"
+    r"\bas (?:they're|they are|they get|soon as they're) \w+ed\b|"
+    r"\bas (?:i|we) (?:find|see|spot|get|come across|hear about) (?:them|those|new ones|more)\b|"
+    r"\bwhatever\b[^.?!;]*\b(?:comes?|arrives?|turns? up|shows? up|lands?)\b|"
+    r"\b(?:once|after|the moment|as soon as) (?:you've|you have|you) \w+ (?:a|an|any|each|every)\b|"
+    r"\b(?:the moment|as soon as) (?:it's|it is|they're|they are) (?:eligible|due|ready|out|"
+    r"available|released|announced|posted|open)\b|"
+    # "to anyone who writes asking", "when anybody new needs one", "should that be the rule",
+    # "keep them coming"
+    r"\b(?:anyone|anybody|everyone|everybody) (?:who|new)\b|"
+    r"\bbe the (?:rule|default|norm|standard|usual)\b|\bkeep (?:them|those|these|it) coming\b",
 )
 OFFER: tuple[str, ...] = (
     "i'll",
@@ -221,7 +250,10 @@ OFFER = (
     "if you'd like",
     "if you want",
     "would you like that",
+    "would you like this",
+    "you'd like me to",
     "do you want that",
+    "do you want this",
     "how about i",
     "should that be",
     "i accept",
@@ -528,6 +560,12 @@ def detect_user_rule(text: str) -> str | None:
 DIRECT_YES = (
     "yes",
     "yeah",
+    # "Book away", "Fire away": carry on doing it
+    "fire away",
+    "book away",
+    "order away",
+    "send away",
+    "buy away",
     # the same in other Englishes: "Ja, definitely", "Aye, go on then", "Too easy"
     "ja",
     "aye",
@@ -1345,7 +1383,28 @@ _AFFIRMING_NEGATION = re.compile(
     # "hospital or no hospital": whatever happens, not a refusal
     r"\b(\w+) or no \1\b|"
     # "I wouldn't miss her scones for the world"
-    r"\b(?:wouldn't|would not|won't|will not) miss (?:\w+ ){0,4}?for the world\b",
+    r"\b(?:wouldn't|would not|won't|will not) miss (?:\w+ ){0,4}?for the world\b|"
+    # Never missing the thing offered: "I'd never skip one", "I won't miss any", "I'd
+    # never decline one of those lunches", "I never want to miss those meetings"
+    # (not in a relative clause: "the only ones I never miss" is a reason beside a yes)
+    r"(?:(?<!ones )(?<!one )(?<!that )(?<!which )\b(?:i'd|i would|i'll|i will|i) |^|(?<=[.!?,;] ))"
+    r"(?:never|won't|wouldn't|will not|would not) "
+    r"(?:ever )?(?:want to )?(?:skip|miss|decline|turn down|pass up|say no to)"
+    r"(?: (?:one|any|it|them|those|these|that|a single one))?(?: of (?:them|those|these)\b)?|"
+    # Relief at never again: "Never want to think about toothpaste again", "never want to
+    # run out again"
+    r"\b(?:i )?never want to (?:[\w',]+ ){1,8}?again\b|"
+    # Idioms that say yes with a negation: "No argument from me", "Say no more", "As if I'd
+    # say no", "Can't fault that", "Wouldn't have it any other way"
+    r"\bno (?:argument|arguments|objection|objections|complaints)(?: (?:from me|here))?\b|"
+    r"\bsay no more\b|\bas if i'd (?:say no|refuse|decline)\b|"
+    r"\b(?:can't|cannot|couldn't) (?:argue with|fault|complain about|find fault with) "
+    r"(?:that|it|this)\b|\bcouldn't agree more\b|\bwouldn't have it any other way\b|"
+    r"\bcan't think of (?:a|any) (?:single )?reason (?:not to|why not)\b|"
+    # Someone else's bother ending: "Kwame will stop calling me at night", "the trustees
+    # will finally stop complaining", "then I stop being a postman"
+    r"\b(?:will|'ll|can|would|'d) (?:finally )?stop (?:calling|complaining|chasing|nagging|"
+    r"bugging|pestering|texting|asking|moaning|rushing)\b|\bi (?:can )?stop being\b",
     re.IGNORECASE,
 )
 
@@ -1381,7 +1440,13 @@ def classify_reply(
             return result
         if close >= RELATED_ACCEPT and close > to_task:
             return Classification(Act.accept, proposal=proposal)
-    if acceptance is not None and not _NEGATIVE.search(normalize(user)) and "?" not in user:
+    norm = normalize(user)
+    if (
+        acceptance is not None
+        and not _NEGATIVE.search(norm)
+        and not _ONE_OFF.search(norm)  # "Add a bag of satsumas to this one."
+        and "?" not in user
+    ):
         try:
             sure = acceptance(proposal.text, user)
         except Exception:  # no model, no change: the proposal stays pending
@@ -1401,7 +1466,7 @@ _NEGATIVE = re.compile(
     r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
     r"myself|ask me|check with me|let me|decide|pass|stop|instead|but|though|however|only|"
     r"except|unless|can you|could you|would you|will you|i'll|i will|ourselves|leave|"
-    r"skip|without|exclude|excluding|apart from|other than|for now|this time)\b|n't\b"
+    r"skip|without|exclude|excluding|apart from|other than|for now|this time|personally)\b|n't\b"
 )
 
 
@@ -1817,7 +1882,19 @@ _TURN_AGAINST = re.compile(
 _KEEPS_DECISION = re.compile(
     r"\b(?:(?:do|handle|sort|deal with|pick|choose|decide|book|order|send|answer|reply to)"
     r"\b[^.,;!?]{0,30}\bmyself|on my own|i'll (?:handle|decide|do|deal with|take care of|"
-    r"pick|choose) (?:it|them|those|these|that)\b|case by case|(\w+) by \1)\b"
+    r"pick|choose) (?:it|them|those|these|that)\b|case by case|(\w+) by \1)\b|"
+    # The user doing it, or deciding or vetting each case: "I'll send them", "I'll submit
+    # them personally", "better I check before each order", "better we decide each time",
+    # "I want to vet them", "I eyeball every invoice", "let me sort those"
+    r"\b(?:i'll|i will|i'd rather|i'd sooner|i prefer to|i want to|i need to|i have to|i must|"
+    r"i always|i personally|i better|better i|better we|we'll|we always|i'm going to) "
+    r"(?:\w+ )?(?:send|submit|buy|order|book|pay|reply|answer|sort|check|decide|vet|review|"
+    r"read|approve|phone|call|eyeball|proofread|take (?:it|them))\b|"
+    r"\bi (?:\w+ )?(?:eyeball|vet|check|review|proofread|approve) (?:every|each|all)\b|"
+    r"\blet me (?:sort|handle|deal with|do|check|vet|look at)\b|"
+    # someone else's say: "purchases need my sign-off", "must ask my husband each time"
+    r"\b(?:need|needs|want|wants|require|requires) my (?:sign-off|sign off|approval|ok|okay|"
+    r"say-so|signature)\b|\b(?:ask|check with|consult) my \w+\b|\b(?:till|until) i say\b"
 )
 
 

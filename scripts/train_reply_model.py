@@ -32,6 +32,9 @@ TRAINING_FILES = (
     "tests/data/classify_unseen.jsonl",
     "tests/data/classify_train.jsonl",
     "tests/data/classify_train2.jsonl",
+    "tests/data/classify_train3.jsonl",
+    "tests/data/classify_train4.jsonl",
+    "tests/data/classify_train5.jsonl",
 )
 
 

@@ -122,11 +122,12 @@ def test_training_is_deterministic(tmp_path: Path) -> None:
 def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
     model: reply_model.ReplyModel,
 ) -> None:
-    """Over every labelled battery (1,250 replies; in-sample for most of them, so this is a
+    """Over every labelled battery (2,430 replies; in-sample for most of them, so this is a
     floor, not a claim): the model only ever adds acceptances where the label is accept.
     Measured on 2026-12-03: 4 replies the rules leave pending become acceptances, all right
     (fewer as the rules learn more cues);
-    on a battery written blind to the model, 4 more acceptances and no wrong one."""
+    on a battery written blind to the model, 4 more acceptances and no wrong one. After
+    training on three more batteries (session 8): 63 added, all right."""
     added = 0
     for row in _rows():
         rules = classify_reply(row["assistant"], row["user"]).act
@@ -144,7 +145,9 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     changing it): counts only, so a failure shows no reply. Measured on 2026-12-03 with the
     agent's full reading (rules, meaning check, reply model): 37/50 acceptances read (30 at
     the session's start), 1 refusal read as an acceptance (3 before), no unrelated reply read
-    as one. Floors and ceilings against regressions."""
+    as one. Session 8 (three more training batteries, more proposal forms, approving
+    negations, the user keeping the doing): 39/50, 1, 0. Floors and ceilings against
+    regressions."""
     from agent.embeddings import MiniLMEmbedder, embedding_cosine
 
     meaning = embedding_cosine(MiniLMEmbedder())
@@ -154,7 +157,7 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
         act = classify_reply(row["assistant"], row["user"], meaning, model.accept_probability)
         key = (row["label"], act.act.value)
         counts[key] = counts.get(key, 0) + 1
-    assert counts.get(("accept", "accept"), 0) >= 37
+    assert counts.get(("accept", "accept"), 0) >= 39
     assert counts.get(("reject", "accept"), 0) <= 1
     assert counts.get(("no_uptake", "accept"), 0) == 0
     assert counts.get(("scoped", "accept"), 0) <= 2
