@@ -31,7 +31,7 @@ from typing import Any
 from agent.context import AgentInput, ToolStep
 from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
-from ledger.model import ActionType, Arrangement, Status, Turn, latest_version
+from ledger.model import ActionType, Arrangement, Decision, Status, Turn, latest_version
 from ledger.text import (
     STOPWORDS,
     addressed_in,
@@ -1541,7 +1541,9 @@ class ReferencePolicy:
                 if plan.call is not None and plan.call.args not in tried:
                     return _calls(plan.call)
                 if plan.call is None and plan.question and plan.needs is None:
-                    return _reply(f"You changed this: {gate.reason}. {plan.question}")
+                    if gate.decision is Decision.follow_revision:
+                        return _reply(f"You changed this: {gate.reason}. {plan.question}")
+                    return _reply(f"Before I do that: {gate.reason}. {plan.question}")
             return _reply(f"Before I do that: {gate.reason}. Should I go ahead?")
         if last.result is None or not last.result.ok:
             return _reply("That didn't work; could you tell me exactly what you'd like me to do?")

@@ -155,7 +155,9 @@ _STANDING_RE = re.compile(
     r"\ball (?:of )?(?:their|the|his|her|its|our|your|future|upcoming|new)\b(?: [\w'-]+){0,3}? "
     r"(?:\w*(?:ings|ups|outs|days|events|nights|dinners|lunches|meetings|sessions|"
     r"invitations|invites|outings|screenings|walks|hikes|matches|games|shows|concerts|"
-    r"services|parties|orders|refills|drafts|documents|reports|statements|invoices|"
+    r"services|parties|socials|trips|tours|classes|rides|runs|races|fixtures|festivals|fairs|"
+    r"reunions|celebrations|functions|galas|fundraisers|launches|"
+    r"orders|refills|drafts|documents|reports|statements|invoices|"
     r"receipts|bills|quotes|slips|forms|letters|revisions|postings|applications))\b|"
     # Cases still to come, as they happen: "as they're announced", "as I find them",
     # "whatever salary documents come in", "once you've costed a job", "the moment it's

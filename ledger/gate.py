@@ -422,7 +422,11 @@ class Gate:
             return self._result(Decision.confirm, reason, facts, entry)
         if not self._consistent(entry, facts):
             reason = f'this call does not follow what we agreed: "{entry.content}"'
-            return self._result(Decision.confirm, reason, facts, entry)
+            # The agent may plan again by the agreed rule (the new call meets the gate
+            # again); it never runs this one.
+            return self._result(
+                Decision.confirm, reason, facts, entry, governing_rule=entry.content
+            )
         if entry.status == Status.scoped and entry.scope is not None:
             facts.today = facts.today or today
             verdict = match_scope(entry.scope, facts, self.meaning)

@@ -169,7 +169,9 @@ class GateResult(BaseModel):
     entry_id: str | None = None
     evidence: list[Evidence] = Field(default_factory=list)
     scope_diff: str | None = None
-    governing_rule: str | None = None  # for follow_revision: the newer rule text
+    # The rule to plan again by: the newer one (follow_revision), or the agreed one a call
+    # did not follow.
+    governing_rule: str | None = None
 
     @property
     def allowed(self) -> bool:

@@ -823,3 +823,84 @@ def test_the_meaning_check_never_turns_a_limit_into_an_acceptance(user: str) -> 
         return 0.9 if "whenever" in b else 0.1
 
     assert classify_reply(COFFEE, user, close).act is not Act.accept
+
+
+# --- session 8: forms found in three batteries written blind to the code -----------------
+# (the text below is written for the tests, not copied from the batteries)
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        "Ordered the oat biscuits for the office, £12. Shall I set that up as a regular order?",
+        "Got the dog food delivered. Make it a Friday standing order?",
+        "Booked the squash court for Tuesday. Would you like this to be a weekly thing?",
+        "I said yes to the rowing club barbecue. Want me to say yes to all the club's socials?",
+        "I signed you up for the pottery open studio. Shall I sign you up for every studio night?",
+        "I emailed the March figures to Dee. Want me to send her each quarter's figures once "
+        "you've checked them?",
+        "Sent the invoice to the Parks. Once you've priced a job, how about I email the invoice "
+        "straight away?",
+        "I can book the walks as they're announced, if you'd like.",
+        "Renewed your prescription. Shall I line up each renewal the moment it's due?",
+        "I filed the receipt with Omar. Do you want that to be the rule for receipts?",
+        "Sent the rota to the new starter. Is that something you'd like me to handle for every "
+        "new starter?",
+        "I replied to the man asking about the flat. Want me to reply to anyone who asks about it?",
+    ],
+)
+def test_named_recurrences_and_every_case_offers_are_proposals(assistant: str) -> None:
+    assert detect_proposal(assistant) is not None
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        "I'll order two of the lanterns, one each for the girls.",
+        "I'll book you both on the early train, £48 each way.",
+        "Understood. The pink roses for Gran; for anyone else I'll ask what you want.",
+    ],
+)
+def test_each_as_a_pronoun_or_anyone_else_is_no_proposal(assistant: str) -> None:
+    assert detect_proposal(assistant) is None
+
+
+_OUTINGS = "I said yes to the hill walk on Sunday. Want me to say yes to all the club walks?"
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "I'd never skip one, they're the best part of my month.",
+        "Never want to chase a booking form again.",
+        "No argument from me.",
+        "Say no more.",
+        "Can't fault that.",
+        "Wouldn't have it any other way.",
+        "Grand, Maura will finally stop nagging me about it.",
+        "Walk away, er, book away.",
+    ],
+)
+def test_approving_negations_accept(user: str) -> None:
+    assert classify_reply(_OUTINGS, user).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "I'll send them, the club and I talk every day anyway.",
+        "Better I check before each booking, the dates move.",
+        "Bookings on the club card need my sign-off every time.",
+        "I have to ask my wife each time, she does the calendar.",
+        "Hold those till I say, some walks are too long for my knee.",
+        "Let me sort those, the routes change.",
+        "I vet every walk first; half of them are bogs.",
+    ],
+)
+def test_the_user_keeping_the_doing_is_no_acceptance(user: str) -> None:
+    assert classify_reply(_OUTINGS, user).act is not Act.accept
+
+
+def test_a_relative_clause_never_is_still_a_reason_beside_a_yes() -> None:
+    got = classify_reply(_OUTINGS, "Yes, the club walks are the only ones I never miss.")
+    assert got.act is Act.accept

@@ -119,8 +119,16 @@ def test_confirmed_with_another_response_confirms() -> None:
     result = decide([e], rsvp("yes"))
     assert result.decision is Decision.confirm
     assert "does not follow" in result.reason
+    # The agreed rule is handed back so the agent can plan again by it.
+    assert result.governing_rule == e.content
     # The response the rule gives is fine.
     assert decide([e], rsvp("no")).decision is Decision.allow
+
+
+def test_a_pending_entry_hands_back_no_rule_to_plan_by() -> None:
+    e = entry("a1", Status.pending, "From now on I'll decline Kevin's game nights.")
+    result = decide([e], rsvp("yes"))
+    assert result.decision is Decision.confirm and result.governing_rule is None
 
 
 def test_confirmed_with_another_item_confirms() -> None:

@@ -479,6 +479,52 @@ def test_follow_revision_re_plans_with_the_governing_rule() -> None:
     ]
 
 
+def test_a_call_that_does_not_follow_the_agreed_rule_is_planned_again_by_it() -> None:
+    """The gate blocks a call that breaks an agreed rule (a yes where the rule says maybe)
+    and hands the rule back; the policy plans again by it, and the new call meets the gate
+    in its turn."""
+    world = gym_world()
+    listing = ToolResult("c0", "list_invitations", True, world.model_dump_json(by_alias=True))
+    empty = ToolResult("c1", "search_products", True, '{"products": []}')
+    none = ToolResult("c2", "find_documents", True, '{"documents": []}')
+    calendar = ToolResult("c3", "check_calendar", True, '{"busy": [], "free": true}')
+    blocked = GateResult(
+        decision=Decision.confirm,
+        reason='this call does not follow what we agreed: "maybe for climbing gym invites"',
+        tool="rsvp",
+        args={"invitation_id": "inv-priya-routes", "response": "yes"},
+        governing_rule="Want me to put you down as maybe for climbing gym invitations?",
+    )
+    steps = [
+        ToolStep(ToolCall("c0", "list_invitations", {}), listing),
+        ToolStep(ToolCall("c1", "search_products", {"query": "x"}), empty),
+        ToolStep(ToolCall("c2", "find_documents", {"query": "x"}), none),
+        ToolStep(
+            ToolCall(
+                "c3", "check_calendar", {"start": "2027-02-20T18:00", "end": "2027-02-20T20:00"}
+            ),
+            calendar,
+        ),
+        ToolStep(ToolCall("c4", "rsvp", dict(blocked.args)), None, blocked),
+    ]
+    inp = build_agent_input(GYM_REQUEST, PROBE, [], [], steps)
+    out = ReferencePolicy(similarity=lambda q, texts: [0.0] * len(texts)).decide(inp)
+    assert [(c.name, c.args) for c in out.tool_calls] == [
+        ("rsvp", {"invitation_id": "inv-priya-routes", "response": "maybe"})
+    ]
+    # Planned again to the very call that was blocked: the policy asks, it never retries.
+    again = GateResult(
+        **{
+            **blocked.model_dump(),
+            "args": {"invitation_id": "inv-priya-routes", "response": "maybe"},
+        }
+    )
+    steps.append(ToolStep(ToolCall("c5", "rsvp", dict(again.args)), None, again))
+    inp = build_agent_input(GYM_REQUEST, PROBE, [], [], steps)
+    out = ReferencePolicy(similarity=lambda q, texts: [0.0] * len(texts)).decide(inp)
+    assert out.tool_calls == [] and out.reply.startswith("Before I do that")
+
+
 @pytest.mark.parametrize(
     ("text", "response"),
     [
