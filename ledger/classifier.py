@@ -574,6 +574,7 @@ DIRECT_YES = (
     "yebo",
     "haan",
     "too easy",
+    "grand so",
     "lekker",
     "sweet as",
     "nae bother",
@@ -1979,7 +1980,19 @@ _APPROVING = re.compile(
     r"a relief|a gift|a lifesaver|a godsend|a good shout|marvellous|marvelous|brilliant|"
     r"lovely|wonderful|fantastic|a treat|a dream)\b|"
     r"\b(?:would|'d|will|'ll) (?:suit|please) (?:me|us|her|him|them)\b|"
-    r"\bworth (?:it|every)\b|\bsuits me\b|\bthe (?:way|how) (?:i|we|she|he|they) like\b"
+    r"\bworth (?:it|every)\b|\bsuits me\b|\bthe (?:way|how) (?:i|we|she|he|they) like\b|"
+    # More everyday ways to say yes without a yes-word: "fill your boots", "say less", "now
+    # we're talking", "that's a given", "you don't even need to ask", "the more the better",
+    # "you're a lifesaver", "a policy after my own heart", "a big burden off my head"
+    r"\b(?:fill your boots|crack on|bring (?:them|it|'em) on|set it up|put (?:it|me|us|them) "
+    r"(?:on|down for) (?:autopilot|every one|all of them|each one)|say less|now (?:we're|you're) "
+    r"talking|(?:that's|it's) a given|goes without saying|(?:you )?(?:don't|do not|doh|dont) "
+    r"(?:even )?(?:have|need) to ask|best idea (?:you've|you have|i've|i have) (?:had|heard)|"
+    r"the more the (?:better|merrier)|that's the spirit|(?:a )?life ?saver|(?:a )?godsend|"
+    r"after my own heart|nothing better|(?:a )?big help|(?:big|huge|great) (?:burden|weight|"
+    r"load) off|sav(?:es|ing) (?:me|us) (?:from|the|a|so)|read (?:mi|my) mind|"
+    r"(?:won't|doesn't|don't|never) (?:have|has|need|needs) to (?:nag|remind|chase|query|"
+    r"remember|worry|miss|cook|think)|never need to remember)\b|^go!"
 )
 
 

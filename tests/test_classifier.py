@@ -904,3 +904,24 @@ def test_the_user_keeping_the_doing_is_no_acceptance(user: str) -> None:
 def test_a_relative_clause_never_is_still_a_reason_beside_a_yes() -> None:
     got = classify_reply(_OUTINGS, "Yes, the club walks are the only ones I never miss.")
     assert got.act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Fill your boots.",
+        "Say less.",
+        "Now we're talking.",
+        "They're my oldest friends, so that's a given.",
+        "You don't even need to ask with those.",
+        "The more the merrier.",
+        "You're a lifesaver, honestly.",
+        "A plan after my own heart.",
+        "That's a big weight off my mind.",
+        "Mam will be glad she doesn't have to nag me about it.",
+        "Grand so.",
+        "Go! Walks are my therapy.",
+    ],
+)
+def test_more_everyday_acceptances(user: str) -> None:
+    assert classify_reply(_OUTINGS, user).act is Act.accept
