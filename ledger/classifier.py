@@ -1412,6 +1412,14 @@ _AFFIRMING_NEGATION = re.compile(
 )
 
 
+# A yes said to someone ("Yes man, do it", "Cheers mate"): the word after it names no limit.
+_VOCATIVE = re.compile(
+    r"\b(yes|yeah|yep|yup|ok|okay|sure|cheers|thanks|nice|great)\s+(?:man|mate|bro|dude|girl|"
+    r"love|pal|buddy|boss|babe|hun|fam|sis|my friend|my dear)\b(?!\s+(?:who|that|from|at|in|of)\b)",
+    re.IGNORECASE,
+)
+
+
 def classify_reply(
     assistant: str,
     user: str,
@@ -1516,6 +1524,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     if proposal is None:
         return Classification(Act.no_proposal)
     user = _AFFIRMING_NEGATION.sub("fine", user)
+    user = _VOCATIVE.sub(r"\1", user)
     norm = normalize(user)
     user_sents = sentences(user) or [user]
     head = normalize(" ".join(user_sents[:2]))

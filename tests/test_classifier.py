@@ -925,3 +925,9 @@ def test_a_relative_clause_never_is_still_a_reason_beside_a_yes() -> None:
 )
 def test_more_everyday_acceptances(user: str) -> None:
     assert classify_reply(_OUTINGS, user).act is Act.accept
+
+
+def test_a_yes_said_to_someone_names_no_limit() -> None:
+    assert classify_reply(_OUTINGS, "Yes mate, do it.").act is Act.accept
+    scoped = classify_reply(_OUTINGS, "Yes, the walks from the man at the church only.")
+    assert scoped.act is Act.scoped
