@@ -27,7 +27,8 @@ class ProvenanceResult:
 
 # A machine timestamp ("2026-07-26T12:00") in an item's description is not a detail anyone
 # said: its pieces ("00") would be read as words.
-_TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b")
+# Nor is a clock time ("10:00-16:00").
+_TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}:\d{2}\b")
 
 
 def _stems(text: str) -> set[str]:

@@ -77,6 +77,18 @@ def test_a_timestamp_in_the_item_is_not_a_detail() -> None:
     assert distinguishing_details(facts) == set()
 
 
+def test_a_clock_time_in_the_item_is_not_a_detail() -> None:
+    """ "Judging, 10:00-16:00" in an invitation's title: "00" is no word anyone said."""
+    facts = CallFacts(
+        tool="rsvp",
+        args={"invitation_id": "inv-1", "response": "yes"},
+        request="rhys needs judges for the debating competition",
+        entity_text="Judging request: debating competition, 10:00-16:00",
+        competing=["Striders parkrun trip", "Rooftop barbecue"],
+    )
+    assert "00" not in distinguishing_details(facts)
+
+
 def test_a_detail_the_user_said_before_an_arrangement_passes_whatever_its_status() -> None:
     """The user turn an arrangement was made after is the user's own word ("my book club
     reads paperbacks"), even when the exchange is not among the most similar ones."""
