@@ -1945,7 +1945,7 @@ _ACK_WORD = re.compile(
     r"\b(?:yes|yeah|yep|yup|sure|ok|okay|fine|absolutely|definitely|agreed|deal|once)\b"
 )
 _APPROVING = re.compile(
-    r"^(?:(?:oh|ah|aw|och|sure|well)[,!]?\s+)?(?:do|exactly|quite right|correct|agreed|indeed|"
+    r"^(?:(?:oh|ah|aw|och|sure|well)[,!]?\s+)?(?:do|exactly(?: that| so| right)?|quite right|correct|agreed|indeed|"
     r"precisely|naturally|certainly|gladly|go on(?: then| so)?|be my guest|fair enough|perfect sense|"
     r"(?:much|far|way|so much) better|legend|(?:you )?(?:absolute |total )?(?:legend|hero|champion)|"
     r"obviously|of course|absolutely|marvellous|brilliant|lovely|"
@@ -2031,15 +2031,18 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     if _LIMIT_WORD.search(norm):
         return False
     said = content_stems(proposal)
+    said |= {w.removesuffix("ly") for w in said}  # "Local wins" after "the locally serviced"
     words = {
         w
-        for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS
+        for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS - _PICKS
         if not w.isdigit() and w not in HOUR_WORDS
     }
     numbers = set(_NUMBER.findall(_digits(norm)))
     return words <= said and numbers <= set(_NUMBER.findall(_digits(normalize(proposal))))
 
 
+# Words that only say one option is the pick: "Local wins", "Aisle every time".
+_PICKS = frozenset({"win", "wins", "rule", "rules"})
 _HOUR_WORD = re.compile(r"\b(" + "|".join(HOUR_WORDS) + r")\b")
 
 
@@ -2062,10 +2065,11 @@ def _approves(user: str, proposal: str, task: str) -> bool:
     # The reply ends by naming the proposal's own choice and nothing else ("Basic Economy is
     # a scam. Main Cabin.", "Current production.", "Main Cabin, obviously."): choosing it.
     last = normalize((sentences(user) or [user])[-1])
-    words = content_stems(last) - _GENERIC_STEMS - _EMPHASIS
+    words = content_stems(last) - _GENERIC_STEMS - _EMPHASIS - _PICKS
+    said = content_stems(proposal) - _GENERIC_STEMS
     return (
         bool(words)
-        and words <= content_stems(proposal) - _GENERIC_STEMS
+        and words <= said | {w.removesuffix("ly") for w in said}
         and len(last.split()) <= 5
         and not last.endswith("?")
         and not _LIMIT_MARK.search(last)

@@ -931,3 +931,21 @@ def test_a_yes_said_to_someone_names_no_limit() -> None:
     assert classify_reply(_OUTINGS, "Yes mate, do it.").act is Act.accept
     scoped = classify_reply(_OUTINGS, "Yes, the walks from the man at the church only.")
     assert scoped.act is Act.scoped
+
+
+def test_naming_the_proposals_pick_is_no_limit() -> None:
+    """ "Local wins." after "the locally serviced option over the cheaper import?" picks
+    what was proposed; "Exactly that." opens an approval."""
+    offer = (
+        "I ordered the locally serviced treadmill. Want me to lean that way for all gym kit "
+        "as a rule: the locally serviced option over the cheaper import?"
+    )
+    assert classify_reply(offer, "Had one stuck in customs for a month once. Local wins.").act is (
+        Act.accept
+    )
+    couple = (
+        "I sent the web-size selection, never the full-res gallery. Want that to be the "
+        "standard whenever anyone besides the couple asks for photos?"
+    )
+    got = classify_reply(couple, "Exactly that. Full-res only ever goes to the couple.")
+    assert got.act is Act.accept

@@ -161,3 +161,29 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     assert counts.get(("reject", "accept"), 0) <= 1
     assert counts.get(("no_uptake", "accept"), 0) == 0
     assert counts.get(("scoped", "accept"), 0) <= 2
+
+
+@pytest.mark.parametrize(
+    ("battery", "accepts", "wrong_accepts"),
+    [("heldout_blind6.jsonl", 41, 2), ("heldout_blind7.jsonl", 42, 5)],
+)
+def test_the_session8_blind_batteries_by_counts(
+    model: reply_model.ReplyModel, battery: str, accepts: int, wrong_accepts: int
+) -> None:
+    """Two batteries (60 episodes x accept / scoped / reject / no_uptake each) written blind to
+    the code at the end of session 8 and never read: counts only. Measured then, session
+    start (c33dcc1) -> end: blind6 accept 39 -> 41/60, refusals or unrelated replies read as
+    acceptances 3 -> 2; blind7 accept 38 -> 42/60, refusals or unrelated replies read as
+    acceptances 7 -> 5. Floors and ceilings against regressions."""
+    from agent.embeddings import MiniLMEmbedder, embedding_cosine
+
+    meaning = embedding_cosine(MiniLMEmbedder())
+    counts: dict[tuple[str, str], int] = {}
+    for line in (DATA / battery).read_text().splitlines():
+        row = json.loads(line)
+        act = classify_reply(row["assistant"], row["user"], meaning, model.accept_probability)
+        key = (row["label"], act.act.value)
+        counts[key] = counts.get(key, 0) + 1
+    assert counts.get(("accept", "accept"), 0) >= accepts
+    wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
+    assert wrong <= wrong_accepts
