@@ -140,6 +140,21 @@ def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
     assert added >= 1
 
 
+def _counts(model: reply_model.ReplyModel, battery: str) -> dict[tuple[str, str], int]:
+    """(label, act) counts of the agent's full reading (rules, meaning check, reply model)
+    over a battery; counts only, so a failing test shows no reply."""
+    from agent.embeddings import MiniLMEmbedder, embedding_cosine
+
+    meaning = embedding_cosine(MiniLMEmbedder())
+    counts: dict[tuple[str, str], int] = {}
+    for line in (DATA / battery).read_text().splitlines():
+        row = json.loads(line)
+        act = classify_reply(row["assistant"], row["user"], meaning, model.accept_probability)
+        key = (row["label"], act.act.value)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     """`heldout_classify.jsonl` (50 episodes written blind to the code, never read while
     changing it): counts only, so a failure shows no reply. Measured on 2026-12-03 with the
@@ -148,15 +163,7 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     as one. Session 8 (three more training batteries, more proposal forms, approving
     negations, the user keeping the doing): 39/50, 1, 0. Floors and ceilings against
     regressions."""
-    from agent.embeddings import MiniLMEmbedder, embedding_cosine
-
-    meaning = embedding_cosine(MiniLMEmbedder())
-    counts: dict[tuple[str, str], int] = {}
-    for line in (DATA / "heldout_classify.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        act = classify_reply(row["assistant"], row["user"], meaning, model.accept_probability)
-        key = (row["label"], act.act.value)
-        counts[key] = counts.get(key, 0) + 1
+    counts = _counts(model, "heldout_classify.jsonl")
     assert counts.get(("accept", "accept"), 0) >= 39
     assert counts.get(("reject", "accept"), 0) <= 1
     assert counts.get(("no_uptake", "accept"), 0) == 0
@@ -175,15 +182,7 @@ def test_the_session8_blind_batteries_by_counts(
     start (c33dcc1) -> end: blind6 accept 39 -> 41/60, refusals or unrelated replies read as
     acceptances 3 -> 2; blind7 accept 38 -> 42/60, refusals or unrelated replies read as
     acceptances 7 -> 5. Floors and ceilings against regressions."""
-    from agent.embeddings import MiniLMEmbedder, embedding_cosine
-
-    meaning = embedding_cosine(MiniLMEmbedder())
-    counts: dict[tuple[str, str], int] = {}
-    for line in (DATA / battery).read_text().splitlines():
-        row = json.loads(line)
-        act = classify_reply(row["assistant"], row["user"], meaning, model.accept_probability)
-        key = (row["label"], act.act.value)
-        counts[key] = counts.get(key, 0) + 1
+    counts = _counts(model, battery)
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
     assert wrong <= wrong_accepts
