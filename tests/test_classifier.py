@@ -949,3 +949,28 @@ def test_naming_the_proposals_pick_is_no_limit() -> None:
     )
     got = classify_reply(couple, "Exactly that. Full-res only ever goes to the couple.")
     assert got.act is Act.accept
+
+
+_TONER = (
+    "I reordered the printer toner for the office. Want me to reorder toner automatically "
+    "whenever it runs low?"
+)
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        # someone else's words reported restate nothing of the user's (read as a yes before)
+        "The office manager says the toner runs out every month.",
+        "Jo said the toner is cheaper online.",
+        "I'll grab toner when I pass the stationery shop.",
+        "Put toner on the office shopping list.",
+    ],
+)
+def test_on_topic_remarks_that_are_no_plain_yes_stay_pending(user: str) -> None:
+    """Neither the rules nor the meaning check read these as a yes: someone else's words
+    reported, the user doing something themselves, a new request."""
+    from agent.embeddings import MiniLMEmbedder, embedding_cosine
+
+    meaning = embedding_cosine(MiniLMEmbedder())
+    assert classify_reply(_TONER, user, meaning).act is not Act.accept
