@@ -1487,20 +1487,15 @@ _NEGATIVE = re.compile(
 RELATED_ACCEPT = 0.33
 # Words that make a statement more than a plain yes: a limit, a condition, a hedge, a
 # refusal, the user keeping the decision, another case.
-_REPORTED = re.compile(
-    r"\b(?:says|said|was asking|is asking|asked|wants to know|tells me|told me)\b"
-)
 _NOT_PLAIN = re.compile(
     r"\b(?:only|just|except|unless|but|not|no|never|nobody|nothing|none|if|when|whenever|"
     r"until|instead|rather|otherwise|else|maybe|perhaps|might|probably|think|later|wait|"
     r"hold|ask|check|depends|though|although|yet|first|myself|skip|confirm|leave|apart|"
     r"other|others|rest|separately|different|exclude|excluding)\b|n't\b|;|"
-    # the user doing something themselves ("I'll post.", "I'll go to him"), someone else's
-    # words reported ("Her teacher says ...", "Mum was asking ..."), or a request that
-    # opens the reply ("Put the plumber on my calendar")
+    # the user doing something themselves ("I'll post.", "I'll go to him") or a request
+    # that opens the reply ("Put the plumber on my calendar")
     r"\b(?:i'll|i will|we'll|we will|i'm going to|we're going to|i want to|i need to)\b|"
-    + _REPORTED.pattern
-    + r"|^(?:put|add|book|get|remind|give|tell|find|check|call|ring|text|email|send|order|buy)\b"
+    r"^(?:put|add|book|get|remind|give|tell|find|check|call|ring|text|email|send|order|buy)\b"
 )
 
 
@@ -1753,11 +1748,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
 
     # 5. accept (also: an affirming directive, or the user restating the rule as standing)
     if (
-        yes
-        or (affirm and not self_kept)
-        # someone else's words reported ("The office manager says it runs out every month")
-        # restate nothing of the user's
-        or (standing and topical and not question and not _REPORTED.search(norm))
+        yes or (affirm and not self_kept) or (standing and topical and not question)
     ) and not one_off:
         return Classification(Act.accept, proposal=proposal)
     # A reaction that goes on with the one-off task ("great, and tell him ...") is about
@@ -1769,12 +1760,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     # 5b. an approving remark about the proposal itself ("That is the sensible
     # arrangement.", "Make it the practice.", "Greg first, every time.")
     held_back = (self_kept or reject_cue) and not praise_only
-    # Someone else's words reported ("The office manager says it runs out every month")
-    # restate nothing of the user's; an approving phrase beside them still approves.
-    reported = bool(_REPORTED.search(norm)) and not _APPROVING.search(norm)
-    if not (one_off or question or held_back or reported) and _approves(
-        user, proposal.text, task_part
-    ):
+    if not (one_off or question or held_back) and _approves(user, proposal.text, task_part):
         return Classification(Act.accept, proposal=proposal)
 
     # 5c. a rhetorical question against the other choice ("Why on earth would I want the

@@ -951,26 +951,25 @@ def test_naming_the_proposals_pick_is_no_limit() -> None:
     assert got.act is Act.accept
 
 
-_TONER = (
-    "I reordered the printer toner for the office. Want me to reorder toner automatically "
-    "whenever it runs low?"
+_GRADES = (
+    "I emailed the grade sheets to the head of year, Mrs Obi. Would it help if I sent her "
+    "the grade sheets directly every time you finish marking?"
 )
 
 
 @pytest.mark.parametrize(
     "user",
     [
-        # someone else's words reported restate nothing of the user's (read as a yes before)
-        "The office manager says the toner runs out every month.",
-        "Jo said the toner is cheaper online.",
-        "I'll grab toner when I pass the stationery shop.",
-        "Put toner on the office shopping list.",
+        # the user doing it themselves (both read as a yes by the meaning check before)
+        "I'll hand them over in person, she likes to go through them with me.",
+        "I'll walk them down to her office, she likes a chat about the marks.",
+        "Put the parents' evening on my calendar for Thursday.",
     ],
 )
 def test_on_topic_remarks_that_are_no_plain_yes_stay_pending(user: str) -> None:
-    """Neither the rules nor the meaning check read these as a yes: someone else's words
-    reported, the user doing something themselves, a new request."""
+    """The meaning check reads a plain on-topic statement as a yes; the user doing
+    something themselves or a new request is no plain statement."""
     from agent.embeddings import MiniLMEmbedder, embedding_cosine
 
     meaning = embedding_cosine(MiniLMEmbedder())
-    assert classify_reply(_TONER, user, meaning).act is not Act.accept
+    assert classify_reply(_GRADES, user, meaning).act is not Act.accept
