@@ -948,20 +948,16 @@ def test_an_invitation_s_facts_name_what_it_clashes_with() -> None:
 
 
 def test_the_usual_is_not_an_explicit_choice() -> None:
-    facts = CallFacts(
-        tool="purchase",
-        args={"product_id": "p1", "quantity": 1},
-        request="The committee is meeting at mine on Tuesday. Please order the usual.",
-        entity_text="Savoury meeting platter, serves 10",
-        competing=["Vegetarian platter, serves 10", "Function platter, serves 30"],
-    )
+    def platter(request: str) -> CallFacts:
+        return CallFacts(
+            tool="purchase",
+            args={"product_id": "p1", "quantity": 1},
+            request=request,
+            entity_text="Savoury meeting platter, serves 10",
+            competing=["Vegetarian platter, serves 10", "Function platter, serves 30"],
+        )
+
+    facts = platter("The committee is meeting at mine on Tuesday. Please order the usual.")
     explicit, missing = explicit_request(facts)
     assert not explicit and "which one" in missing
-    named = CallFacts(
-        tool="purchase",
-        args={"product_id": "p1", "quantity": 1},
-        request="Please order the savoury platter.",
-        entity_text="Savoury meeting platter, serves 10",
-        competing=["Vegetarian platter, serves 10", "Function platter, serves 30"],
-    )
-    assert explicit_request(named)[0]
+    assert explicit_request(platter("Please order the savoury platter."))[0]

@@ -17,6 +17,7 @@ import pytest
 
 from agent.context import ToolStep, build_agent_input
 from agent.factory import Agent, TurnResult, build_agent
+from agent.llm import PolicyOutput
 from agent.reference import ReferencePolicy, choose_recipient, implied_response
 from agent.settings import load_settings
 from ledger.model import Decision, GateResult, Turn
@@ -447,20 +448,14 @@ def test_an_explicit_request_needs_no_rule(tmp_path: Path, gl: bool) -> None:
 # -- the gate's follow_revision, and the pieces ---------------------------------------------------
 
 
-def test_follow_revision_re_plans_with_the_governing_rule() -> None:
+def _gym_steps_ending_in(blocked: GateResult) -> list[ToolStep]:
+    """The read steps of the gym request, then the RSVP the gate blocked with `blocked`."""
     world = gym_world()
     listing = ToolResult("c0", "list_invitations", True, world.model_dump_json(by_alias=True))
     empty = ToolResult("c1", "search_products", True, '{"products": []}')
     none = ToolResult("c2", "find_documents", True, '{"documents": []}')
     calendar = ToolResult("c3", "check_calendar", True, '{"busy": [], "free": true}')
-    blocked = GateResult(
-        decision=Decision.follow_revision,
-        reason="you changed this",
-        tool="rsvp",
-        args={"invitation_id": "inv-priya-routes", "response": "yes"},
-        governing_rule="From now on put me down as maybe for climbing gym invitations.",
-    )
-    steps = [
+    return [
         ToolStep(ToolCall("c0", "list_invitations", {}), listing),
         ToolStep(ToolCall("c1", "search_products", {"query": "x"}), empty),
         ToolStep(ToolCall("c2", "find_documents", {"query": "x"}), none),
@@ -472,8 +467,22 @@ def test_follow_revision_re_plans_with_the_governing_rule() -> None:
         ),
         ToolStep(ToolCall("c4", "rsvp", dict(blocked.args)), None, blocked),
     ]
+
+
+def _decide(steps: list[ToolStep]) -> PolicyOutput:
     inp = build_agent_input(GYM_REQUEST, PROBE, [], [], steps)
-    out = ReferencePolicy(similarity=lambda q, texts: [0.0] * len(texts)).decide(inp)
+    return ReferencePolicy(similarity=lambda q, texts: [0.0] * len(texts)).decide(inp)
+
+
+def test_follow_revision_re_plans_with_the_governing_rule() -> None:
+    blocked = GateResult(
+        decision=Decision.follow_revision,
+        reason="you changed this",
+        tool="rsvp",
+        args={"invitation_id": "inv-priya-routes", "response": "yes"},
+        governing_rule="From now on put me down as maybe for climbing gym invitations.",
+    )
+    out = _decide(_gym_steps_ending_in(blocked))
     assert [(c.name, c.args) for c in out.tool_calls] == [
         ("rsvp", {"invitation_id": "inv-priya-routes", "response": "maybe"})
     ]
@@ -483,11 +492,6 @@ def test_a_call_that_does_not_follow_the_agreed_rule_is_planned_again_by_it() ->
     """The gate blocks a call that breaks an agreed rule (a yes where the rule says maybe)
     and hands the rule back; the policy plans again by it, and the new call meets the gate
     in its turn."""
-    world = gym_world()
-    listing = ToolResult("c0", "list_invitations", True, world.model_dump_json(by_alias=True))
-    empty = ToolResult("c1", "search_products", True, '{"products": []}')
-    none = ToolResult("c2", "find_documents", True, '{"documents": []}')
-    calendar = ToolResult("c3", "check_calendar", True, '{"busy": [], "free": true}')
     blocked = GateResult(
         decision=Decision.confirm,
         reason='this call does not follow what we agreed: "maybe for climbing gym invites"',
@@ -495,20 +499,8 @@ def test_a_call_that_does_not_follow_the_agreed_rule_is_planned_again_by_it() ->
         args={"invitation_id": "inv-priya-routes", "response": "yes"},
         governing_rule="Want me to put you down as maybe for climbing gym invitations?",
     )
-    steps = [
-        ToolStep(ToolCall("c0", "list_invitations", {}), listing),
-        ToolStep(ToolCall("c1", "search_products", {"query": "x"}), empty),
-        ToolStep(ToolCall("c2", "find_documents", {"query": "x"}), none),
-        ToolStep(
-            ToolCall(
-                "c3", "check_calendar", {"start": "2027-02-20T18:00", "end": "2027-02-20T20:00"}
-            ),
-            calendar,
-        ),
-        ToolStep(ToolCall("c4", "rsvp", dict(blocked.args)), None, blocked),
-    ]
-    inp = build_agent_input(GYM_REQUEST, PROBE, [], [], steps)
-    out = ReferencePolicy(similarity=lambda q, texts: [0.0] * len(texts)).decide(inp)
+    steps = _gym_steps_ending_in(blocked)
+    out = _decide(steps)
     assert [(c.name, c.args) for c in out.tool_calls] == [
         ("rsvp", {"invitation_id": "inv-priya-routes", "response": "maybe"})
     ]
@@ -520,8 +512,7 @@ def test_a_call_that_does_not_follow_the_agreed_rule_is_planned_again_by_it() ->
         }
     )
     steps.append(ToolStep(ToolCall("c5", "rsvp", dict(again.args)), None, again))
-    inp = build_agent_input(GYM_REQUEST, PROBE, [], [], steps)
-    out = ReferencePolicy(similarity=lambda q, texts: [0.0] * len(texts)).decide(inp)
+    out = _decide(steps)
     assert out.tool_calls == [] and out.reply.startswith("Before I do that")
 
 
