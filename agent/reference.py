@@ -22,6 +22,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -217,6 +218,8 @@ def _terms(text: str, noise: frozenset[str]) -> tuple[str, ...]:
         form = _norm_word(word)
         if form and form not in drop_forms:
             out.append(form)
+    # An emoji is a word too: a bare "👀" can be the user's shorthand for a rule.
+    out.extend(ch for ch in text if unicodedata.category(ch) == "So")
     return tuple(out)
 
 
@@ -246,6 +249,14 @@ _STANDING_CUE = re.compile(
 )
 
 
+_COMPARED = re.compile(
+    r"\b(?:more|less|better|pricier|dearer|costlier|cheaper|higher|lower) than\b|"
+    r"\bover (?!(?:the |a |an )?(?:weekend|phone|summer|winter|holidays?|break|years?|months?|"
+    r"weeks?|days?|nights?|email|text|top|there|here|to|it|them|and|with|time|budget|limit)\b)"
+    r"(?![$€£\d])"
+)
+
+
 @lru_cache(maxsize=8192)
 def weighted_terms(text: str) -> dict[str, float]:
     """Terms of a rule with a sign: what it asks for (+) and what it rules out (-).
@@ -255,7 +266,9 @@ def weighted_terms(text: str) -> dict[str, float]:
     """
     weights: dict[str, float] = {}
     for sentence in sentences(text):
-        norm = normalize(sentence)
+        # What a choice is weighed against is passed over: "$260 more than Saver",
+        # "flexible over cheapest", "Main Cabin over Basic".
+        norm = _COMPARED.sub(" rather than ", normalize(sentence))
         base = 2.0 if _STANDING_CUE.search(norm) else 1.0
         negated = False
         for clause in _CLAUSE_SPLIT.split(norm):
@@ -666,17 +679,33 @@ _RELATIONAL = re.compile(
 )
 
 
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(ml|l|oz|lb|g|kg|count|ct|pack|pk|rolls?|pods?)\b")
-_UNIT = {"ml": 1.0, "l": 1000.0, "oz": 28.35, "lb": 453.6, "g": 1.0, "kg": 1000.0}
+_SIZE = re.compile(
+    r"(?:(\d+)\s*x\s*)?(\d+(?:\.\d+)?)\s*-?\s*"
+    r"(ml|l|litres?|liters?|m³|m3|cubic metres?|oz|lb|g|kg|count|ct|pack|pk|rolls?|pods?)(?!\w)"
+)
+_UNIT = {
+    "ml": 1.0,
+    "l": 1000.0,
+    "litre": 1000.0,
+    "liter": 1000.0,
+    "m³": 1e6,
+    "m3": 1e6,
+    "cubic metre": 1e6,
+    "oz": 28.35,
+    "lb": 453.6,
+    "g": 1.0,
+    "kg": 1000.0,
+}
 
 
 def _size(product: dict[str, Any]) -> float | None:
+    """How much the item holds ("1 m³ bulk bag", "3 x 50 L"), in one unit per kind."""
     text = normalize(product_text(product)).replace("pound", "lb").replace("ounce", "oz")
     found = _SIZE.findall(text)
     if not found:
         return None
-    value, unit = found[-1]
-    return float(value) * _UNIT.get(unit, 1.0)
+    times, value, unit = found[-1]
+    return float(times or 1) * float(value) * _UNIT.get(unit.rstrip("s"), 1.0)
 
 
 _PASSED_OVER = re.compile(
@@ -691,7 +720,10 @@ def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, 
     One the rule passes over ("flexible over cheapest", "rather than the cheapest") is no
     pick."""
     norm = _PASSED_OVER.sub(" ", normalize(rule))
-    if re.search(r"\b(?:biggest|largest|bigger|larger|bulk|giant)\b", norm):
+    if re.search(
+        r"\b(?:biggest|largest|bigger|larger|bulk|giant|wholesale|trade (?:size|sack|pack|tub)s?)\b",
+        norm,
+    ):
         sized = [(s, p) for p in items if (s := _size(p)) is not None]
         if len(sized) == len(items) and sized:
             top = max(s for s, _ in sized)
@@ -720,13 +752,27 @@ def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, 
         r"whatever you bought|you bought|the same)\b",
         norm,
     ):
-        before = [
-            p
-            for p in items
-            if any(re.search(r"last|previous", str(k)) for k in (p.get("attributes") or {}))
-        ]
+        before = [p for p in items if _bought_before(p)]
         return before or items
     return items
+
+
+_BOUGHT_BEFORE = re.compile(
+    r"\b(?:bought|ordered|purchased|had)\b.*\b(?:before|previously|last time)\b|"
+    r"\blast (?:time|order|ordered|bought|purchase)\b|\b(?:usual|regular|previous) (?:one|order|item)\b"
+)
+
+
+def _bought_before(product: dict[str, Any]) -> bool:
+    """Does the item say it was bought before (an attribute named "last ordered", or one
+    whose value reads "bought by the clinic before", not "never ordered")?"""
+    for key, value in (product.get("attributes") or {}).items():
+        if re.search(r"last|previous", str(key)):
+            return True
+        said = normalize(str(value))
+        if _BOUGHT_BEFORE.search(said) and not re.search(r"\b(?:never|not)\b", said):
+            return True
+    return False
 
 
 def request_match(want: set[str], item: dict[str, Any], text_of: Callable[..., str]) -> float:
@@ -758,6 +804,7 @@ def choose(
     """
     want = term_set(request, _ACTION_NOISE)
     items = _coded(items, want, text_of, request)
+    rule_picks = False  # the rule's words set some of the request's items apart
 
     def fit(item: dict[str, Any]) -> float:
         return request_match(want, item, text_of)
@@ -771,6 +818,7 @@ def choose(
         near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
         near = near or list(items)
         pool = best_by(near, lambda i: rule_preference(rule, text_of(i))) or near
+        rule_picks = len(pool) < len(near)
         if len(pool) > 1:
             pool = _superlative_pick(rule, pool)
         if len(pool) > 1:
@@ -784,10 +832,59 @@ def choose(
             # "1 checked bag".
             pool = best_by(pool, lambda i: len(counted(rule) & counted(text_of(i)))) or pool
     if len(pool) > 1:
+        pool = _for_party(pool, request, text_of)
+    if len(pool) > 1:
         pool = _plain_unit(pool, request, text_of)
     if len(pool) > 1 and _RECENT.search(normalize(request)):
         pool = _newest(pool, text_of)
+    if len(pool) > 1 and rule and rule_picks:
+        # The plainest of the items the rule set apart: "the Tongan version" is the roster
+        # titled "(Tongan)", not the "(Tongan-English bilingual)" one, which adds what
+        # nobody asked for.
+        said = term_set(f"{rule} {request}")
+        extra = {id(i): len(term_set(str(i.get("title") or text_of(i))) - said) for i in pool}
+        least = min(extra.values())
+        pool = [i for i in pool if extra[id(i)] == least]
     return pool[0] if len(pool) == 1 else None
+
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_PARTY_ITEM = re.compile(
+    r"\b(\d+|one|two|three|four|five|six) (?:adults?|child(?:ren)?|kids?|infants?|passengers?|"
+    r"travell?ers?|people|persons?|guests?)\b"
+)
+_PARTY_REQUEST = re.compile(
+    r"\b(?:(?:for|of) (?:the )?(two|three|four|five|six) of us|(\w+(?:, \w+)*) and (?:i|me)\b)"
+)
+
+
+def _party(request: str) -> int | None:
+    """How many travel or attend, when the request says: "Nora and I" (2), "for the
+    three of us" (3)."""
+    m = _PARTY_REQUEST.search(normalize(request))
+    if m is None:
+        return None
+    if m.group(1):
+        return _NUMBER_WORDS[m.group(1)]
+    return len(m.group(2).split(", ")) + 1
+
+
+def _for_party(
+    items: list[dict[str, Any]], request: str, text_of: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """Among items that each say whom they are for ("1 adult + 1 child", "1 adult"), the
+    ones for as many people as the request names."""
+    want = _party(request)
+    if want is None:
+        return items
+    sizes = []
+    for item in items:
+        found = _PARTY_ITEM.findall(normalize(text_of(item)))
+        if not found:
+            return items
+        sizes.append(sum(int(n) if n.isdigit() else _NUMBER_WORDS[n] for n in found))
+    fit = [i for i, n in zip(items, sizes, strict=True) if n == want]
+    return fit or items
 
 
 _CODE = re.compile(r"(?=.*\d)(?=.*[a-z])")

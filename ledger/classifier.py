@@ -1038,6 +1038,12 @@ _NEGATED_CHANGE = re.compile(
     r"\b(?:can't|cannot|can not|couldn't|won't|wouldn't|don't|didn't|never)\s+(?:\w+\s+)?"
     r"(?:swap|switch)\b"
 )
+# Someone else doing it instead is no new rule for me: "half of those Tom or Janet could go
+# to instead".
+_OTHERS_INSTEAD = re.compile(
+    r"\b(?!you\b|you'll\b)\w+(?:'ll|'d| (?:could|can|will|would|might|may|should))"
+    r" (?:\w+ ){0,6}instead\b(?! of)"
+)
 _NEGATED_START = (
     "no",
     "nope",
@@ -1522,6 +1528,14 @@ def _plain_statement(user: str) -> bool:
     )
 
 
+def _not_mine(norm: str) -> str:
+    """A sentence without the changes it says cannot happen or that others would make."""
+    norm = _NEGATED_CHANGE.sub(" ", norm)
+    if re.search(r"\byou\b", norm):
+        return norm
+    return _OTHERS_INSTEAD.sub(" ", norm)
+
+
 def _classify_rules(assistant: str, user: str) -> Classification:
     """The rules alone (see classify_reply)."""
     proposal = detect_proposal(assistant)
@@ -1650,7 +1664,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     strong_sents = [
         t
         for t in user_sents
-        if has_phrase(_NEGATED_CHANGE.sub(" ", normalize(t)), _STRONG_REVISE)
+        if has_phrase(_not_mine(normalize(t)), _STRONG_REVISE)
         or re.match(r"^better( yet)?\s*[:,]", normalize(t))
     ]
     strong_q = all(normalize(t).endswith("?") for t in strong_sents)

@@ -54,6 +54,7 @@ from ledger.text import (
     lexical_similarity,
     normalize,
     stated_quantity,
+    symbols,
 )
 
 SIDE_EFFECTING = frozenset({"rsvp", "purchase", "send"})
@@ -239,6 +240,10 @@ class Gate:
             weight = 1.0 if entry.action_type == facts.tool else 0.6
             # A rule that names the very mailbox or person this call sends to is about it.
             named = _ADDRESSED_BONUS[addressed_in(f"{entry.content} {proposed}", recipient)]
+            # A rule that reads the very emoji this request is sent with ("read a bare 👀 as
+            # maybe") is about it, however few of the request's words it shares.
+            if symbols(facts.request) & symbols(entry.content):
+                named += _SHORTHAND_BONUS
             scored.append((self.similarity(query, text) * weight + named, entry))
         scored.sort(key=lambda pair: pair[0], reverse=True)
         return scored
@@ -597,6 +602,7 @@ _STANDS_OUT = 1.5
 CHAIN_RELEVANCE = 0.5
 # Added to a rule's relevance when it names the call's recipient: (none, by name, by mailbox).
 _ADDRESSED_BONUS = (0.0, 0.05, 0.1)
+_SHORTHAND_BONUS = 0.2
 
 
 # Text from this point on is not the user's own request: a speaker or authority label

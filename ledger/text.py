@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -259,9 +260,14 @@ def canonical(text: str) -> str:
     return norm
 
 
+def symbols(text: str) -> set[str]:
+    """The emoji of a text: a bare "👀" can be the user's shorthand for a rule."""
+    return {ch for ch in text if unicodedata.category(ch) == "So"}
+
+
 def lexical_similarity(a: str, b: str) -> float:
     """Overlap of content stems, normalised by the smaller side (0..1)."""
-    sa, sb = content_stems(canonical(a)), content_stems(canonical(b))
+    sa, sb = content_stems(canonical(a)) | symbols(a), content_stems(canonical(b)) | symbols(b)
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))

@@ -973,3 +973,31 @@ def test_on_topic_remarks_that_are_no_plain_yes_stay_pending(user: str) -> None:
 
     meaning = embedding_cosine(MiniLMEmbedder())
     assert classify_reply(_GRADES, user, meaning).act is not Act.accept
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "For the head's own meetings, accept them. Anything from the finance office, run it "
+        "past me first; Priya could go to half of those instead.",
+        "The league ones, yes. Cup games I'd rather see first, my assistant coach might take "
+        "those instead.",
+    ],
+)
+def test_someone_else_going_instead_is_no_new_rule(user: str) -> None:
+    """ "Priya could go instead" says who else might go, not what I should do instead: the
+    reply limits the offer (scoped), it does not replace it."""
+    assistant = (
+        "I've accepted it. These keep coming; I could accept them straight away whenever "
+        "your diary is clear, if you like."
+    )
+    assert classify_reply(assistant, user).act is Act.scoped
+
+
+def test_instead_addressed_to_me_still_revises() -> None:
+    assistant = (
+        "I've accepted it. These keep coming; I could accept them straight away whenever "
+        "your diary is clear, if you like."
+    )
+    user = "Put me down as a maybe instead, I'll confirm nearer the day."
+    assert classify_reply(assistant, user).act is Act.revise

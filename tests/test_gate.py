@@ -961,3 +961,26 @@ def test_the_usual_is_not_an_explicit_choice() -> None:
     explicit, missing = explicit_request(facts)
     assert not explicit and "which one" in missing
     assert explicit_request(platter("Please order the savoury platter."))[0]
+
+
+def test_a_rule_that_reads_the_requests_emoji_is_about_it() -> None:
+    """A bare "🙏" forwarded with an invitation: the rule that reads that emoji governs,
+    however few of the request's words it shares; without the emoji nothing does."""
+    code = entry(
+        "a1",
+        Status.confirmed,
+        'Shall I read a bare 🙏 from you as "put me down as a maybe" from now on?',
+    )
+    other = entry(
+        "a2",
+        Status.pending,
+        "Want me to decline the supplier lunches whenever they come in?",
+        created_at=date(2025, 3, 2),
+    )
+    facts = rsvp("maybe", request="priya's book club at the corner cafe, thursday 🙏")
+    facts.entity_text = "Priya book club, corner cafe, Thursday 7pm"
+    result = decide([code, other], facts)
+    assert result.decision is Decision.allow and result.entry_id == "a1"
+    plain = rsvp("maybe", request="priya's book club at the corner cafe, thursday")
+    plain.entity_text = facts.entity_text
+    assert not decide([code, other], plain).allowed

@@ -1028,3 +1028,111 @@ def test_a_superlative_the_rule_passes_over_is_no_pick() -> None:
     kept = _superlative_pick("Flexible over cheapest whenever I book his flights.", fares)
     assert {f["id"] for f in kept} == {"flex", "saver"}
     assert [f["id"] for f in _superlative_pick("Always the cheapest fare.", fares)] == ["saver"]
+
+
+def test_what_a_choice_is_weighed_against_is_passed_over() -> None:
+    """ "The Premium seat, $90 more than Standard" and "refundable over cheapest": the item
+    compared against loses, it is not a second choice."""
+    from agent.reference import choose, product_text
+
+    tickets = [
+        {"id": "std", "title": "Riverside Opera, Standard seat, row K", "price": 60.0},
+        {"id": "prem", "title": "Riverside Opera, Premium seat, row C", "price": 150.0},
+    ]
+    rule = (
+        "I took the Premium seat, $90 more than Standard, so your mum can see the stage. "
+        "Shall I make that the rule for her opera tickets?"
+    )
+    picked = choose(tickets, "Mum wants to see Tosca at the Riverside Opera.", rule, product_text)
+    assert picked is not None and picked["id"] == "prem"
+    rooms = [
+        {"id": "cheap", "title": "Harbour Inn, cheapest rate, non-refundable", "price": 80.0},
+        {"id": "refund", "title": "Harbour Inn, refundable rate", "price": 95.0},
+    ]
+    rule = "Refundable over cheapest whenever I book you a hotel, then?"
+    picked = choose(rooms, "Book me the Harbour Inn for Friday.", rule, product_text)
+    assert picked is not None and picked["id"] == "refund"
+    # "over" as a time or a limit is no comparison.
+    from agent.reference import weighted_terms
+
+    assert weighted_terms("Book the cottage over the weekend, always.").get("weeke", 0) >= 0
+    assert weighted_terms("Fine for anything over $50.").get("50", 0) >= 0
+
+
+def test_the_same_item_as_before_is_read_from_what_the_item_says() -> None:
+    """ "reorder the same item": the one whose details say it was bought before, not one
+    "never ordered"."""
+    from agent.reference import choose, product_text
+
+    gloves = [
+        {
+            "id": "box-200",
+            "title": "Nitrile gloves, medium, box of 200",
+            "price": 31.0,
+            "attributes": {"history": "purchased by the practice previously"},
+        },
+        {
+            "id": "box-100",
+            "title": "Nitrile gloves, medium, box of 100",
+            "price": 18.0,
+            "attributes": {"history": "never ordered"},
+        },
+    ]
+    rule = "Whenever the nurses say a supply is low, shall I reorder the same item?"
+    picked = choose(gloves, "The nurses say we're low on medium gloves.", rule, product_text)
+    assert picked is not None and picked["id"] == "box-200"
+    gloves[0]["attributes"] = {"history": "never ordered"}
+    assert choose(gloves, "The nurses say we're low on medium gloves.", rule, product_text) is None
+
+
+def test_trade_sizes_mean_the_biggest_and_sizes_read_in_litres_and_cubic_metres() -> None:
+    from agent.reference import _size, choose, product_text
+
+    assert _size({"title": "Grit, 3 x 25 litre sacks"}) == 75000.0
+    assert _size({"title": "Grit, 1 cubic metre bulk bag"}) == 1e6
+    grit = [
+        {"id": "sack", "title": "Path grit, 25 litre sack", "price": 9.0},
+        {"id": "three", "title": "Path grit, 3 x 25 litre sacks", "price": 24.0},
+        {"id": "bulk", "title": "Path grit, 1 cubic metre bulk bag", "price": 140.0},
+    ]
+    rule = "Shall I buy the club's supplies in trade sizes as a rule?"
+    picked = choose(grit, "The club's nearly out of path grit.", rule, product_text)
+    assert picked is not None and picked["id"] == "bulk"
+
+
+def test_a_booking_for_two_picks_the_fare_for_two() -> None:
+    from agent.reference import _party, choose, product_text
+
+    assert _party("Sam and I are going to Leeds.") == 2
+    assert _party("Book it for the three of us.") == 3
+    assert _party("Book me a train to Leeds.") is None
+    fares = [
+        {"id": "one", "title": "Leeds return, Standard, 1 adult", "price": 60.0},
+        {"id": "two", "title": "Leeds return, Standard, 1 adult + 1 child", "price": 90.0},
+        {"id": "first", "title": "Leeds return, First, 1 adult + 1 child", "price": 190.0},
+    ]
+    rule = "Standard class whenever I book your trains, then?"
+    request = "Sam and I are visiting Gran. Book us Leeds return for Saturday."
+    picked = choose(fares, request, rule, product_text)
+    assert picked is not None and picked["id"] == "two"
+
+
+def test_the_plainest_of_the_items_the_rule_sets_apart() -> None:
+    """ "The Welsh version": the notice titled "(Welsh)", not the bilingual one; when the
+    rule sets nothing apart, no plainest is guessed."""
+    from agent.reference import choose, document_text
+
+    docs = [
+        {"id": "cy", "title": "Hall bookings notice (Welsh)", "body": ""},
+        {"id": "en", "title": "Hall bookings notice (English)", "body": ""},
+        {"id": "bi", "title": "Hall bookings notice (Welsh-English bilingual)", "body": ""},
+    ]
+    rule = "I'll send the Welsh version. Should that be the rule for chapel notices?"
+    picked = choose(docs, "Gwen wants the hall bookings notice.", rule, document_text)
+    assert picked is not None and picked["id"] == "cy"
+    stubs = [
+        {"id": "plain", "title": "Pay stub, July (PDF)", "body": ""},
+        {"id": "locked", "title": "Pay stub, July (PDF, password-protected)", "body": ""},
+    ]
+    rule = "Shall I send bills straight to Grace from now on?"
+    assert choose(stubs, "Grace needs my July pay stub.", rule, document_text) is None
