@@ -340,7 +340,8 @@ def says_ask(text: str, speaker: str) -> bool:
 
 _RESPONSE_CUES = {
     "yes": re.compile(
-        r"\b(?:yes|accept|accepts|accepted|accepting|attend|count (?:me|you) in|"
+        r"\b(?:yes|accept|accepts|accepted|accepting|attend|count (?:me|you) in|register|"
+        r"registered|sign (?:you|me) up|signed (?:you|me) up|book (?:you|me) in|"
         r"(?:i'm|you're) in|take (?:them|it|those|the next)|say yes)\b"
     ),
     "no": re.compile(
@@ -1006,6 +1007,31 @@ def covers(rule: Rule, things: list[str], request: str = "") -> bool:
     return bool(request and open_object and said & term_set(request, _ACTION_NOISE))
 
 
+# Words of when, not of what: a rule about Thursday meetings does not speak of a Thursday
+# launch lunch.
+_WHEN_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december today tomorrow week weekend "
+    "morning afternoon evening night first every time times each always".split()
+)
+
+
+def speaks_of(rule: Rule, things: list[str]) -> bool:
+    """Do the rule's own words (not what was said around it) name something of this case,
+    beyond when it is?"""
+    said = term_set(rule.words, _ACTION_NOISE | _WHEN_WORDS)
+    return any(said & term_set(thing, _ACTION_NOISE | _WHEN_WORDS) for thing in things)
+
+
+def asking_last(rules: list[Rule], things: list[str]) -> list[Rule]:
+    """The rules in order, except that an asking rule whose words name nothing of this case
+    waits behind the others: "ask me first about management meetings" does not speak of a
+    supplier's launch lunch, so it governs only when no rule that does decides."""
+    return [r for r in rules if not r.asks or speaks_of(r, things)] + [
+        r for r in rules if r.asks and not speaks_of(r, things)
+    ]
+
+
 def candidates(request: str, seen: Seen, action: ActionType) -> list[str]:
     """Texts of the items the request could mean, for judging which rule picks among them."""
     if action == ActionType.purchase:
@@ -1441,13 +1467,18 @@ class ReferencePolicy:
         rules = rules_from_memory(inp) + with_follow_ups(rules_from_ledger(inp), inp)
         ranked = rank_rules(rules, inp.request, situation, action, pool, self.similarity)
         tried = 0
-        for candidate in ranked:
-            if candidate.relevance < THRESHOLD or tried == MAX_TRIED:
+        things = [inp.request, *pool]
+        if invitation is not None:
+            things.append(invitation_text(invitation))
+        eligible = [
+            c
+            for c in ranked
+            if c.relevance >= THRESHOLD
+            and (c.action in (action, ActionType.other) or _mentions(c, action))
+        ]
+        for candidate in asking_last(eligible, things):
+            if tried == MAX_TRIED:
                 break
-            if candidate.action not in (action, ActionType.other) and not _mentions(
-                candidate, action
-            ):
-                continue
             tried += 1
             rule = replacement(candidate, ranked)
             entry = ledger_entry(candidate, inp.ledger)

@@ -173,6 +173,37 @@ _STANDING_RE = re.compile(
     r"\b(?:anyone|anybody|everyone|everybody) (?:who|new)\b|"
     r"\bbe the (?:rule|default|norm|standard|usual)\b|\bkeep (?:them|those|these|it) coming\b",
 )
+# Marks of cases to come that only an offer still open makes standing: "I can register you
+# for any that are 10K or shorter" offers a rule; "Weekend runs I'll accept when you're
+# free" and "I'll check with you before replying to any invitation" restate one.
+_OPEN_OFFER = re.compile(
+    r"\b(?:i can|i could|should i|shall i|want me to|would you like me to|do you want me to|"
+    r"happy to|could go|can go)\b"
+)
+_STANDING_IF_OFFERED = re.compile(
+    # Any case of a kind: "reply to any first-time lost-book emails", "register you for any
+    # that are 10K or shorter", "grab any used groupset under £150 that pops up"
+    r"\b(?:for|to|on) any (?!(?:other|more|changes?|questions?|notes?|help|reason|luck|way|"
+    r"further|extra|additional)\b)[\w'-]+|\bany (?:[\w'£$€.-]+ ){0,5}?that (?:don't|doesn't|"
+    r"are|is|come|comes|pop|pops|turn|turns|show|shows|land|lands|fit|fits)\b|"
+    # Recurring conditions: "when your calendar's clear", "when she outgrows it", "the moment
+    # that happens", "without you having to remind me", "stop checking with you"
+    r"\bwhen(?:ever)? (?:you're|you are) (?:free|clear|available)\b|\bwhen(?:ever)? your "
+    r"(?:calendar|diary|schedule|rota)(?:'s| is)? (?:clear|free|open|empty)\b|"
+    r"\bwhen(?:ever)? (?:she|he|they) outgrows?\b|\b(?:the moment|as soon as) (?:that|this) "
+    r"happens\b|\bwithout you having to (?:remind|ask|tell|chase)\b|"
+    r"\bstop (?:checking with|asking|bothering|pinging) you\b|"
+    # "the same way next year", "come spring I can reorder the same lot"
+    r"\b(?:next|come|each|every) (?:year|spring|summer|autumn|fall|winter|season|term|"
+    r"semester)\b.*\bsame\b|\bsame\b.*\b(?:next|come) (?:year|spring|summer|autumn|fall|"
+    r"winter|season|term|semester)\b|"
+    # A kind of case opening the offer: "For weddings in the family, I could accept",
+    # "When prices update, should I distribute the two versions the same way?"
+    r"^for (?:the )?(?:[\w-]+ ){0,4}?[a-z-]+[^'\s]s\b[^,]*, (?:i could|i can|should i|shall i|"
+    r"want me to)\b|\bwhen(?:ever)? [\w' ]+, (?:should i|shall i|want me to|do you want me to|"
+    r"would you like me to)\b.*\b(?:the same way|like that|like this|do the same)\b|"
+    r"\bmake (?:that|this|it) standing\b",
+)
 OFFER: tuple[str, ...] = (
     "i'll",
     "i will",
@@ -204,6 +235,8 @@ OFFER: tuple[str, ...] = (
     "make it",
     "make this",
     "i'll keep",
+    "could go",
+    "can go",
 )
 STANDING = (
     *STANDING,
@@ -437,7 +470,9 @@ def _standing_sentence(sentence: str) -> bool:
         return True
     if _ONE_OFF.search(norm) and not has_phrase(norm, ("from now on", "going forward")):
         return False
-    return bool(has_phrase(norm, STANDING) or _STANDING_RE.search(norm))
+    if has_phrase(norm, STANDING) or _STANDING_RE.search(norm):
+        return True
+    return bool(_STANDING_IF_OFFERED.search(norm) and _OPEN_OFFER.search(norm))
 
 
 # Standing phrases whose words would vote for a tool ("going forward" is not "going").
@@ -1474,9 +1509,10 @@ def classify_reply(
 
 
 # How sure the reply model must be that a pending reply accepts. Set on the development
-# batteries, then checked on a battery written blind to it (no refusal or unrelated reply
-# there reached it).
-MODEL_ACCEPT = 0.5
+# batteries: the lowest of 0.5, 0.55 and 0.6 at which no refusal, limit or unrelated reply of
+# any labelled battery becomes an acceptance (0.5 until the four batteries of session 9 were
+# added to the training data; with them, 0.5 and 0.55 let three and one through).
+MODEL_ACCEPT = 0.6
 # Anything that could make a reply a refusal, a limit, a hand-back or a request of its own
 # (and any question, see above): the model's reading is not trusted on those.
 _NEGATIVE = re.compile(

@@ -67,7 +67,20 @@ _ASK_RULE = re.compile(
     r"stop \w+ing|never \w+ (?:for me|without)|flag (?:it|them) for me|before you)\b"
 )
 _RESPONSES = {
-    "yes": ("yes", "accept", "attend", "going", "say yes", "rsvp yes", "count me in", "i'm in"),
+    "yes": (
+        "yes",
+        "accept",
+        "attend",
+        "going",
+        "say yes",
+        "rsvp yes",
+        "count me in",
+        "i'm in",
+        "register",
+        "sign you up",
+        "sign me up",
+        "book you in",
+    ),
     "no": (
         "no",
         "decline",
@@ -96,9 +109,19 @@ _EXPLICIT_VERBS = {
 _SPLIT_PHRASES = re.compile(r"\bturn(?:s|ed|ing)? (?:\w+ ){1,3}?down\b")
 
 
+# A cue word that answers nothing here: "they can pass them on" forwards, it does not decline
+# ("I'll pass on the sales dinners" does).
+_NOT_A_RESPONSE = re.compile(
+    r"\bpass(?:es|ed|ing)? (?:(?:it|them|those|these|that|this|everything) )?"
+    r"(?:along|to|through|back|over)\b|"
+    r"\bpass(?:es|ed|ing)? (?:it|them|those|these|that|this|everything) on\b"
+)
+
+
 def implied_response(text: str) -> str | None:
     """The RSVP response a rule implies ("decline work events" -> no)."""
     norm = _SPLIT_PHRASES.sub(" turn down ", normalize(text))
+    norm = _NOT_A_RESPONSE.sub(" ", norm)
     found = [r for r, cues in _RESPONSES.items() if has_phrase(norm, cues)]
     if "maybe" in found:
         return "maybe"
@@ -261,11 +284,21 @@ class Gate:
         top_score, top = ranked[0]
         # Never trade an unaccepted proposal for an agreed rule: that would borrow consent.
         unaccepted = top.status in (Status.pending, Status.rejected)
-        if not unaccepted and self._support(top, facts) < 0:
+        support = self._support(top, facts)
+        # A rule about another kind of action that says nothing of this call ("injury
+        # updates go to the player", for an RSVP to a rep's dinner) gives way as well, to a
+        # close rule of this kind that picks exactly this call.
+        elsewhere = (
+            support == 0 and top.action_type in SIDE_EFFECTING and top.action_type != facts.tool
+        )
+        if not unaccepted and (support < 0 or elsewhere):
+            floor = self.threshold * (_LOW_FACTOR if elsewhere else 1.0)
             for score, entry in ranked[1:]:
-                if score < max(self.threshold, top_score * self.runner_up):
+                if score < max(floor, top_score * self.runner_up):
                     break
-                if self._support(entry, facts) > 0:
+                if self._support(entry, facts) > 0 and (
+                    support < 0 or entry.action_type == facts.tool
+                ):
                     return entry, score
         return top, top_score
 

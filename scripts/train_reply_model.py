@@ -35,6 +35,10 @@ TRAINING_FILES = (
     "tests/data/classify_train3.jsonl",
     "tests/data/classify_train4.jsonl",
     "tests/data/classify_train5.jsonl",
+    "tests/data/classify_train6.jsonl",
+    "tests/data/classify_train7.jsonl",
+    "tests/data/classify_train8.jsonl",
+    "tests/data/classify_train9.jsonl",
 )
 
 

@@ -1001,3 +1001,41 @@ def test_instead_addressed_to_me_still_revises() -> None:
     )
     user = "Put me down as a maybe instead, I'll confirm nearer the day."
     assert classify_reply(assistant, user).act is Act.revise
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I've entered you for the Hove 5K. They run one every month; I can enter you for any "
+        "that are on a Sunday.",
+        "I ordered the A3 toner, £48. Your copier flags when it's low; I could order a new one "
+        "the moment that happens.",
+        "I've said yes to Aunt Rosa's lunch. For family birthdays, I could accept straight away "
+        "and tell you afterwards.",
+        "I sent the Welsh notice to the chapel and the English one to the school. When the "
+        "rota changes, should I send the two versions the same way?",
+        "I've paid the window cleaner. I can stop checking with you and just pay him when he "
+        "sends the bill.",
+        "I booked the spring seed order, £60. Come autumn I can reorder the same lot, as long "
+        "as it's under £70.",
+        "I forwarded the plumber's invoice to Dev. Happy to make that standing: any trade "
+        "invoice for the flat goes straight to him.",
+        "I've registered you for Thursday's webinar. Should I register you for any webinar "
+        "from the college?",
+    ],
+)
+def test_open_offers_for_cases_to_come(text: str) -> None:
+    assert detect_proposal(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Weekend club runs I'll accept when you're free.",
+        "I'll check with you before replying to any choir invitation.",
+        "I'll book the flexible return for €49, so you can hop on any train on Sunday.",
+        "Should I add any notes to the order?",
+    ],
+)
+def test_restating_a_rule_or_a_one_off_is_no_open_offer(text: str) -> None:
+    assert detect_proposal(text) is None

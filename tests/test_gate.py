@@ -984,3 +984,44 @@ def test_a_rule_that_reads_the_requests_emoji_is_about_it() -> None:
     plain = rsvp("maybe", request="priya's book club at the corner cafe, thursday")
     plain.entity_text = facts.entity_text
     assert not decide([code, other], plain).allowed
+
+
+def test_a_rule_about_another_kind_of_action_gives_way_to_one_that_picks_the_call() -> None:
+    """ "Injury reports go to the player" (send) says nothing of an RSVP to a rep's dinner,
+    however alike the words; the close RSVP rule that picks this very answer governs, and
+    its scope decides."""
+    sends = entry(
+        "a1",
+        Status.confirmed,
+        "From now on, rehab reports go to the player, and they can pass them on.",
+        action=ActionType.send,
+        proposer=Proposer.user,
+    )
+    reps = entry(
+        "a2",
+        Status.scoped,
+        "These rep invitations keep coming; shall I just turn them down as a rule?",
+        scope=parse_scope("The plain product launches, bin them. Dinners with a talk, ask me."),
+    )
+    facts = rsvp(
+        "no",
+        request="The Physica rep invited me to a dinner where a registrar talks about hamstring "
+        "rehab reports.",
+        entity_text="Physica rep dinner, hamstring rehab talk",
+    )
+
+    def similarity(query: str, text: str) -> float:
+        # the send rule looks closer (0.4 x 0.6 for another kind of action) than the RSVP one
+        return 0.4 if "rehab reports" in text else 0.2 if "rep invitations" in text else 0.0
+
+    result = Gate(lambda: [sends, reps], similarity=similarity).check(facts, TODAY)
+    assert result.entry_id == "a2" and not result.allowed
+
+
+def test_passing_things_on_is_no_refusal_and_registering_is_a_yes() -> None:
+    from ledger.gate import implied_response
+
+    assert implied_response("Updates go to the player, and they can pass them on.") is None
+    assert implied_response("Shall I pass it along to Sam from now on?") is None
+    assert implied_response("I'll pass on the sales dinners from now on.") == "no"
+    assert implied_response("Want me to register you for all the NZDHA webinars?") == "yes"

@@ -1136,3 +1136,24 @@ def test_the_plainest_of_the_items_the_rule_sets_apart() -> None:
     ]
     rule = "Shall I send bills straight to Grace from now on?"
     assert choose(stubs, "Grace needs my July pay stub.", rule, document_text) is None
+
+
+def test_an_asking_rule_about_something_else_waits_behind_the_rules_that_speak_of_this() -> None:
+    from agent.reference import Rule, asking_last
+
+    when = ("2027-01-04", "s1", 0)
+    meetings = Rule("Please stop accepting management meetings for me. Ask me first.", "user", when)
+    suppliers = Rule(
+        "I'll decline Halewood's lunch. Shall I turn down the supplier launches from now on?",
+        "assistant",
+        when,
+    )
+    things = ["Kestrel Bus & Coach invited me to their supplier launch lunch on Thursday."]
+    assert meetings.asks and not suppliers.asks
+    assert asking_last([meetings, suppliers], things) == [suppliers, meetings]
+    # An asking rule that names this very case keeps its place, and a day both mention
+    # names nothing of the case.
+    lunches = Rule("Stop accepting supplier lunches for me. Ask me first.", "user", when)
+    assert asking_last([lunches, suppliers], things) == [lunches, suppliers]
+    thursdays = Rule("Stop accepting Thursday meetings. Ask me first.", "user", when)
+    assert asking_last([thursdays, suppliers], things) == [suppliers, thursdays]

@@ -172,7 +172,7 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
 
 @pytest.mark.parametrize(
     ("battery", "accepts", "wrong_accepts"),
-    [("heldout_blind6.jsonl", 41, 2), ("heldout_blind7.jsonl", 42, 5)],
+    [("heldout_blind6.jsonl", 41, 2), ("heldout_blind7.jsonl", 41, 3)],
 )
 def test_the_session8_blind_batteries_by_counts(
     model: reply_model.ReplyModel, battery: str, accepts: int, wrong_accepts: int
@@ -181,7 +181,10 @@ def test_the_session8_blind_batteries_by_counts(
     the code at the end of session 8 and never read: counts only. Measured then, session
     start (c33dcc1) -> end: blind6 accept 39 -> 41/60, refusals or unrelated replies read as
     acceptances 3 -> 2; blind7 accept 38 -> 42/60, refusals or unrelated replies read as
-    acceptances 7 -> 5. Floors and ceilings against regressions."""
+    acceptances 7 -> 5. Session 9 (four more training batteries, the model trusted from 0.6
+    instead of 0.5, as no labelled refusal or unrelated reply reaches it there): blind6 41 and
+    2, blind7 41 and 3 (one acceptance fewer, two false ones fewer). Floors and ceilings
+    against regressions."""
     counts = _counts(model, battery)
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
