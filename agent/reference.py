@@ -1172,7 +1172,12 @@ def choose_recipient(
         score = rule_preference(rule, contact_text(c)) + 2 * rule_preference(
             rule, str(c.get("name", ""))
         )
-        return score + (10.0 if c in addressed else 0.0)
+        if c in addressed:
+            # "Sending it to Tomasz": Tomasz himself over the coaches' list whose description
+            # mentions him.
+            own = addressed_in(rule, f"{c.get('name', '')} {email}")
+            score += 10.0 + (5.0 if own else 0.0)
+        return score
 
     named = named_contacts(contacts, request)
     if routed and not any(c in named for c in routed) and _routes_past(rule, named, request):

@@ -1157,3 +1157,23 @@ def test_an_asking_rule_about_something_else_waits_behind_the_rules_that_speak_o
     assert asking_last([lunches, suppliers], things) == [lunches, suppliers]
     thursdays = Rule("Stop accepting Thursday meetings. Ask me first.", "user", when)
     assert asking_last([thursdays, suppliers], things) == [suppliers, thursdays]
+
+
+def test_the_person_a_rule_sends_to_over_a_list_whose_description_names_them() -> None:
+    """ "Sending the plan to Tomasz now. Want me to pass plans along to him?": Tomasz, not
+    the coaches' list described as "(Daniel, Tomasz, Jess)"."""
+    contacts = [
+        {"name": "Tomasz Nowak", "email": "tomasz@example.org", "relation": "assistant coach"},
+        {
+            "name": "Hawks coaches",
+            "email": "hawks-coaches@lists.example",
+            "relation": "Hawks coaching staff list (Daniel, Tomasz, Jess)",
+        },
+        {"name": "Carla Reyes", "email": "carla@example.org", "relation": "team parent"},
+    ]
+    rule = (
+        'Sending "Hawks practice plan - Tue" to Tomasz now. Want me to pass plans along to him '
+        "whenever you finish one?"
+    )
+    chosen = choose_recipient(contacts, "Thursday's plan is done, it's in my documents.", rule)
+    assert chosen is not None and chosen["name"] == "Tomasz Nowak"
