@@ -249,6 +249,10 @@ _STANDING_CUE = re.compile(
 )
 
 
+_OFFERING = re.compile(
+    r"\b(?:want me to|should i|shall i|i could|i can|would you like|do you want|happy to|"
+    r"from now on|going forward|whenever|every time|each time|always)\b"
+)
 _COMPARED = re.compile(
     r"\b(?:more|less|better|pricier|dearer|costlier|cheaper|higher|lower) than\b|"
     r"\bover (?!(?:the |a |an )?(?:weekend|phone|summer|winter|holidays?|break|years?|months?|"
@@ -270,6 +274,11 @@ def weighted_terms(text: str) -> dict[str, float]:
         # "flexible over cheapest", "Main Cabin over Basic".
         norm = _COMPARED.sub(" rather than ", normalize(sentence))
         base = 2.0 if _STANDING_CUE.search(norm) else 1.0
+        if "?" not in sentence and _OFFERING.search(norm) is None:
+            # "Sent her draft 2, so she can ...": a draft, version or year in the report of
+            # the first case names that case, not the choice (a size or a count may be the
+            # choice: "a 60-pack of size 312").
+            norm = _VERSION.sub(" ", norm)
         negated = False
         for clause in _CLAUSE_SPLIT.split(norm):
             clause = clause or ""
@@ -776,6 +785,14 @@ def _bought_before(product: dict[str, Any]) -> bool:
     return False
 
 
+_ORDINALS = {"second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6"}
+
+
+def _ordinals(request: str) -> set[str]:
+    """ "The charts for the second set": set 2."""
+    return {_ORDINALS[w] for w in re.findall(r"[a-z]+", normalize(request)) if w in _ORDINALS}
+
+
 def request_match(want: set[str], item: dict[str, Any], text_of: Callable[..., str]) -> float:
     """How well an item matches the request: words of its title count fully, the rest half."""
     head = term_set(str(item.get("title", ""))) if "body" in item else term_set(text_of(item))
@@ -803,7 +820,7 @@ def choose(
     an item the request fits nearly as well ("the poster file": the PDF proof, not
     the working file, when the rule says proofs).
     """
-    want = term_set(request, _ACTION_NOISE)
+    want = term_set(request, _ACTION_NOISE) | _ordinals(request)
     items = _coded(items, want, text_of, request)
     rule_picks = False  # the rule's words set some of the request's items apart
 
@@ -931,12 +948,20 @@ def _pairs(text: str) -> set[tuple[str, str]]:
 
 
 def _pairs_shared(rule: str, text: str) -> int:
-    return len(_pairs(rule) & _pairs(text))
+    """Two words of the rule in a row that the item has too; a draft, version or year only
+    in the offer itself ("Sent her draft 2" names the first case, see `weighted_terms`)."""
+    kept = [
+        t if "?" in t or _OFFERING.search(normalize(t)) else _VERSION.sub(" ", normalize(t))
+        for t in sentences(rule)
+    ]
+    return len(_pairs(" ".join(kept)) & _pairs(text))
 
 
 _MULTI = re.compile(r"\b(?:pair|pack|set|bundle|multipack|twin ?pack|\d+ ?-?pack|case of)\b")
 _OLDER = re.compile(
-    r"\b(?:previous|older|last year's|prior) (?:edition|model|generation|version)\b"
+    r"\b(?:previous|older|last year's|prior) (?:edition|model|generation|version)\b|"
+    r"\b(?:old|outdated|superseded|expired) (?:address|version|edition|copy|form|rates?|"
+    r"prices?|logo|branding)\b"
 )
 
 
@@ -956,7 +981,10 @@ def _plain_unit(
     return items
 
 
-_RECENT = re.compile(r"\b(?:sent|came|come in|arrived|just|new|latest|last week|recent\w*|got)\b")
+_RECENT = re.compile(
+    r"\b(?:sent|came|come in|arrived|just|new|newest|latest|current|up[- ]to[- ]date|last week|"
+    r"recent\w*|got)\b"
+)
 _DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b|\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
@@ -974,9 +1002,26 @@ def _newest(
                 found.append((int(m.group(4)), int(m.group(5)), int(m.group(6))))
         dated.append((max(found) if found else None, item))
     if any(d is None for d, _ in dated):
-        return items
+        return _latest_version(items, text_of)
     top = max(d for d, _ in dated if d is not None)
     return [i for d, i in dated if d == top]
+
+
+_VERSION = re.compile(r"\b(?:draft|version|v|rev|revision|issue)\s?(\d+)\b|\b((?:19|20)\d\d)\b")
+
+
+def _latest_version(
+    items: list[dict[str, Any]], text_of: Callable[[dict[str, Any]], str]
+) -> list[dict[str, Any]]:
+    """Among undated items, the highest draft, version or year ("draft 3" over "draft 2")."""
+    versions = []
+    for item in items:
+        found = [int(a or b) for a, b in _VERSION.findall(normalize(text_of(item)))]
+        if not found:
+            return items
+        versions.append((max(found), item))
+    top = max(v for v, _ in versions)
+    return [i for v, i in versions if v == top]
 
 
 def known_as(situation: set[str], contacts: list[dict[str, Any]]) -> set[str]:

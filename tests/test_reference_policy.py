@@ -1177,3 +1177,57 @@ def test_the_person_a_rule_sends_to_over_a_list_whose_description_names_them() -
     )
     chosen = choose_recipient(contacts, "Thursday's plan is done, it's in my documents.", rule)
     assert chosen is not None and chosen["name"] == "Tomasz Nowak"
+
+
+def test_the_draft_named_in_the_first_case_is_no_choice_and_the_latest_is_picked() -> None:
+    """ "Sent her the line-numbered PDF of draft 2. Want that to be the standard?": for "the
+    latest draft", draft 3 in the line-numbered PDF; a size the first case names still
+    counts ("a 60-pack of size 312")."""
+    from agent.reference import choose, document_text, product_text
+
+    docs = [
+        {"id": "v3-num", "title": "Grant report, draft 3 (line-numbered PDF)", "body": ""},
+        {"id": "v3-doc", "title": "Grant report, draft 3 (Word document)", "body": ""},
+        {"id": "v2-num", "title": "Grant report, draft 2 (line-numbered PDF)", "body": ""},
+    ]
+    rule = (
+        "Sent her the line-numbered PDF of draft 2, so she can point at a line. Want that to "
+        "be the standard whenever a draft goes out for comments?"
+    )
+    picked = choose(docs, "Can you send Ana the latest draft of the grant report?", rule, document_text)
+    assert picked is not None and picked["id"] == "v3-num"
+    batteries = [
+        {"id": "312-60", "title": "Hearing aid batteries, size 312, pack of 60"},
+        {"id": "312-6", "title": "Hearing aid batteries, size 312, pack of 6"},
+        {"id": "13-60", "title": "Hearing aid batteries, size 13, pack of 60"},
+    ]
+    rule = (
+        "I've ordered a 60-pack of size 312 batteries for his aids. I could reorder his "
+        "hearing-aid bits whenever the home says he's low. Want me to?"
+    )
+    picked = choose(batteries, "The home says Dad's low on hearing-aid batteries.", rule, product_text)
+    assert picked is not None and picked["id"] == "312-60"
+
+
+def test_a_current_document_is_the_latest_year_and_the_second_set_is_set_2() -> None:
+    from agent.reference import choose, document_text
+
+    forms = [
+        {"id": "w9-2026", "title": "W-9, Jo Park (2026, signed)", "body": ""},
+        {"id": "w9-2024", "title": "W-9, Jo Park (2024, signed)", "body": ""},
+    ]
+    rule = "I could send your W-9 whenever a client asks for one. Want me to?"
+    picked = choose(forms, "The gallery needs a current W-9 on file.", rule, document_text)
+    assert picked is not None and picked["id"] == "w9-2026"
+    # An item labelled as the old one is not what a plain request means.
+    forms[1]["title"] = "W-9, Jo Park (signed, old address)"
+    forms[0]["title"] = "W-9, Jo Park (signed)"
+    picked = choose(forms, "The gallery needs my W-9 on file.", rule, document_text)
+    assert picked is not None and picked["id"] == "w9-2026"
+    charts = [
+        {"id": "set1", "title": "Band charts, set 1", "body": ""},
+        {"id": "set2", "title": "Band charts, set 2", "body": ""},
+    ]
+    rule = "Should I send charts to the band whenever one of them asks?"
+    picked = choose(charts, "Sam wants the charts for the second set.", rule, document_text)
+    assert picked is not None and picked["id"] == "set2"
