@@ -34,6 +34,7 @@ from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
 from ledger.model import ActionType, Arrangement, Decision, Status, Turn, latest_version
 from ledger.text import (
+    KEPT_BACK,
     STOPWORDS,
     addressed_in,
     addressees,
@@ -273,6 +274,8 @@ def weighted_terms(text: str) -> dict[str, float]:
         # What a choice is weighed against is passed over: "$260 more than Saver",
         # "flexible over cheapest", "Main Cabin over Basic".
         norm = _COMPARED.sub(" rather than ", normalize(sentence))
+        # "keep names and phone numbers private": what is kept back is ruled out.
+        norm = KEPT_BACK.sub(r" without \1", norm)
         base = 2.0 if _STANDING_CUE.search(norm) else 1.0
         if "?" not in sentence and _OFFERING.search(norm) is None:
             # "Sent her draft 2, so she can ...": a draft, version or year in the report of
@@ -1194,6 +1197,17 @@ def choose_recipient(
     rule_norm = normalize(rule or "")
     addressed = rule_recipients(rule, contacts) if rule else []
     routed = rule_recipients(standing, contacts, refer=rule or "") if standing else []
+    # "Sent it to Marisol at the advice service. Do you want that to be the CV I send by
+    # default?": Marisol got the first case; the offer sends to no one in particular, so
+    # her name does not pick the recipient of the next.
+    offer = " ".join(t for t in sentences(rule or "") if "?" in t or _OFFERING.search(normalize(t)))
+    offered_to = rule_recipients(offer, contacts, refer=rule or "") if offer else []
+    offer_terms = term_set(offer, _ACTION_NOISE)
+    first_case_only = [
+        c
+        for c in addressed
+        if c not in offered_to and not offer_terms & term_set(contact_text(c), _ACTION_NOISE)
+    ]
 
     def by_name(c: dict[str, Any]) -> int:
         return _overlap(words, term_set(str(c.get("name", ""))))
@@ -1209,7 +1223,9 @@ def choose_recipient(
         return score
 
     def by_rule(c: dict[str, Any]) -> float:
-        if not rule:
+        if not rule or (c in first_case_only and not by_name(c)):
+            # (when the request names them too, the rule still says which of their
+            # addresses: "Sent both to Marcus at his personal address")
             return 0.0
         email = str(c.get("email", "")).lower()
         if email and email in rule_norm:

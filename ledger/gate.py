@@ -46,6 +46,7 @@ from ledger.model import (
 )
 from ledger.scope import CallFacts, match_scope, rule_times
 from ledger.text import (
+    KEPT_BACK,
     STOPWORDS,
     addressed_in,
     content_stems,
@@ -562,10 +563,11 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     """
     # A condition says when the rule applies, not what it picks: "the version I send
     # whenever a scope leaves the board" does not point at the board president.
-    rule = content_stems(_CONDITION.sub(" ", normalize(entry.content))) - STOPWORDS
-    said = content_stems(entry.content) - STOPWORDS
+    content = KEPT_BACK.sub(" ", normalize(entry.content))
+    rule = content_stems(_CONDITION.sub(" ", content)) - STOPWORDS
+    said = content_stems(content) - STOPWORDS
     for ev in entry.evidence[:1]:
-        said |= content_stems(ev.text) - STOPWORDS
+        said |= content_stems(KEPT_BACK.sub(" ", normalize(ev.text))) - STOPWORDS
     # A mailbox is matched as a whole (addressed_in), not by its words: "records@" does not
     # make a clinic the one a rule about "the complete records" sends to.
     chosen = content_stems(_ADDRESS_RE.sub(" ", chosen_text))

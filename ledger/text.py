@@ -260,6 +260,13 @@ def canonical(text: str) -> str:
     return norm
 
 
+# What a rule keeps back is no part of what it picks: "send the summary and keep names and
+# phone numbers private".
+KEPT_BACK = re.compile(
+    r"\bkeep(?:ing)? ((?:\w+ ){1,5}?)(?:private|back|out of it|hidden|confidential|off it)\b"
+)
+
+
 def symbols(text: str) -> set[str]:
     """The emoji of a text: a bare "👀" can be the user's shorthand for a rule."""
     return {ch for ch in text if unicodedata.category(ch) == "So"}

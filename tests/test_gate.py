@@ -1025,3 +1025,26 @@ def test_passing_things_on_is_no_refusal_and_registering_is_a_yes() -> None:
     assert implied_response("Shall I pass it along to Sam from now on?") is None
     assert implied_response("I'll pass on the sales dinners from now on.") == "no"
     assert implied_response("Want me to register you for all the NZDHA webinars?") == "yes"
+
+
+def test_the_gate_reads_what_a_rule_keeps_back_as_no_pick() -> None:
+    rule = (
+        "As a rule, when caterers ask for guest details, shall I send the summary and keep "
+        "names and phone numbers private?"
+    )
+    e = entry("a1", Status.confirmed, rule, action=ActionType.send)
+    summary = "Reunion: headcount and dietary summary"
+    full = "Reunion: full guest list with names and phone numbers"
+
+    def send(doc: str, other: str) -> CallFacts:
+        return CallFacts(
+            tool="send",
+            args={"to": "orders@caterer.example", "document_id": "d1"},
+            request="The caterer wants the guest details.",
+            entity_text=doc,
+            recipients=["orders@caterer.example"],
+            competing=[other],
+        )
+
+    # "names and phone numbers" are what the rule keeps back, not what it points at
+    assert decide([e], send(summary, full)).allowed

@@ -1231,3 +1231,48 @@ def test_a_current_document_is_the_latest_year_and_the_second_set_is_set_2() -> 
     rule = "Should I send charts to the band whenever one of them asks?"
     picked = choose(charts, "Sam wants the charts for the second set.", rule, document_text)
     assert picked is not None and picked["id"] == "set2"
+
+
+def test_whom_the_first_case_went_to_does_not_pick_the_next_recipient() -> None:
+    """ "Sent it to Marisol at the advice service. Do you want that to be the CV I send by
+    default?": the next CV goes to whom the request describes, not to Marisol; an offer
+    that names the recipient ("to payroll") or points back at them ("to him") still does."""
+    contacts = [
+        {
+            "name": "Kwame Asante",
+            "email": "kwame@riversidejustice.example",
+            "relation": "volunteer coordinator at the Riverside Justice Project",
+        },
+        {
+            "name": "Marisol Reyes",
+            "email": "marisol@tenantsadvice.example",
+            "relation": "volunteer coordinator at the Tenants' Advice Service",
+        },
+    ]
+    rule = (
+        "Sent it to Marisol at the advice service with a short cover note. Do you want that "
+        "to be the CV I send by default whenever yours goes out?"
+    )
+    request = "The Riverside Justice Project want my CV for their casework role. Send it to their coordinator?"
+    chosen = choose_recipient(contacts, request, rule)
+    assert chosen is not None and chosen["name"] == "Kwame Asante"
+    rule = "Sent it to Marisol. Want me to send your CVs to her from now on?"
+    chosen = choose_recipient(contacts, "My CV is updated.", rule)
+    assert chosen is not None and chosen["name"] == "Marisol Reyes"
+
+
+def test_what_a_rule_keeps_back_is_no_part_of_its_pick() -> None:
+    """ "Send the summary and keep names and phone numbers private": not the full list
+    with names and phone numbers, in the policy's pick and at the gate."""
+    from agent.reference import choose, document_text
+
+    docs = [
+        {"id": "summary", "title": "Reunion: headcount and dietary summary", "body": ""},
+        {"id": "full", "title": "Reunion: full guest list with names and phone numbers", "body": ""},
+    ]
+    rule = (
+        "As a rule, when caterers ask for guest details, shall I send the summary and keep "
+        "names and phone numbers private?"
+    )
+    picked = choose(docs, "The caterer wants the guest details.", rule, document_text)
+    assert picked is not None and picked["id"] == "summary"
