@@ -734,7 +734,8 @@ def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, 
     pick."""
     norm = _PASSED_OVER.sub(" ", normalize(rule))
     if re.search(
-        r"\b(?:biggest|largest|bigger|larger|bulk|giant|wholesale|trade (?:size|sack|pack|tub)s?)\b",
+        r"\b(?:biggest|largest|bigger|larger|bulk|giant|wholesale|"
+        r"trade (?:size|sack|pack|tub)s?)\b",
         norm,
     ):
         sized = [(s, p) for p in items if (s := _size(p)) is not None]
@@ -772,7 +773,8 @@ def _superlative_pick(rule: str, items: list[dict[str, Any]]) -> list[dict[str, 
 
 _BOUGHT_BEFORE = re.compile(
     r"\b(?:bought|ordered|purchased|had)\b.*\b(?:before|previously|last time)\b|"
-    r"\blast (?:time|order|ordered|bought|purchase)\b|\b(?:usual|regular|previous) (?:one|order|item)\b"
+    r"\blast (?:time|order|ordered|bought|purchase)\b|"
+    r"\b(?:usual|regular|previous) (?:one|order|item)\b"
 )
 
 
@@ -1532,7 +1534,6 @@ class ReferencePolicy:
         situation |= known_as(situation, seen.contacts)
         rules = rules_from_memory(inp) + with_follow_ups(rules_from_ledger(inp), inp)
         ranked = rank_rules(rules, inp.request, situation, action, pool, self.similarity)
-        tried = 0
         things = [inp.request, *pool]
         if invitation is not None:
             things.append(invitation_text(invitation))
@@ -1542,10 +1543,7 @@ class ReferencePolicy:
             if c.relevance >= THRESHOLD
             and (c.action in (action, ActionType.other) or _mentions(c, action))
         ]
-        for candidate in asking_last(eligible, things):
-            if tried == MAX_TRIED:
-                break
-            tried += 1
+        for tried, candidate in enumerate(asking_last(eligible, things)[:MAX_TRIED], start=1):
             rule = replacement(candidate, ranked)
             entry = ledger_entry(candidate, inp.ledger)
             if entry is not None:

@@ -1194,7 +1194,9 @@ def test_the_draft_named_in_the_first_case_is_no_choice_and_the_latest_is_picked
         "Sent her the line-numbered PDF of draft 2, so she can point at a line. Want that to "
         "be the standard whenever a draft goes out for comments?"
     )
-    picked = choose(docs, "Can you send Ana the latest draft of the grant report?", rule, document_text)
+    picked = choose(
+        docs, "Can you send Ana the latest draft of the grant report?", rule, document_text
+    )
     assert picked is not None and picked["id"] == "v3-num"
     batteries = [
         {"id": "312-60", "title": "Hearing aid batteries, size 312, pack of 60"},
@@ -1205,7 +1207,9 @@ def test_the_draft_named_in_the_first_case_is_no_choice_and_the_latest_is_picked
         "I've ordered a 60-pack of size 312 batteries for his aids. I could reorder his "
         "hearing-aid bits whenever the home says he's low. Want me to?"
     )
-    picked = choose(batteries, "The home says Dad's low on hearing-aid batteries.", rule, product_text)
+    picked = choose(
+        batteries, "The home says Dad's low on hearing-aid batteries.", rule, product_text
+    )
     assert picked is not None and picked["id"] == "312-60"
 
 
@@ -1268,7 +1272,11 @@ def test_what_a_rule_keeps_back_is_no_part_of_its_pick() -> None:
 
     docs = [
         {"id": "summary", "title": "Reunion: headcount and dietary summary", "body": ""},
-        {"id": "full", "title": "Reunion: full guest list with names and phone numbers", "body": ""},
+        {
+            "id": "full",
+            "title": "Reunion: full guest list with names and phone numbers",
+            "body": "",
+        },
     ]
     rule = (
         "As a rule, when caterers ask for guest details, shall I send the summary and keep "
