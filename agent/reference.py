@@ -387,7 +387,11 @@ _FREE = re.compile(
     r"\b(?:you're|you are|you look|i'm|i am) (?:free|open|available)\b|"
     r"\bcalendar(?:'s| is)? (?:clear|open|free|empty)\b|\bcalendar\b.{0,20}\b(?:clear|open|free)\b|"
     r"\bwhen(?:ever)? (?:you're|you are) free\b|\bnothing (?:on|else) (?:then|that)\b|"
-    r"\bonly bother you when there's a conflict\b"
+    r"\bonly bother you when there's a conflict\b|"
+    # "whenever they land on a free day", "get a yes whenever the day is open"
+    r"\b(?:free|open|clear|empty) (?:day|days|date|dates|evening|evenings|night|nights|weekend|"
+    r"weekends|slot|slots)\b|\b(?:the |your )?(?:day|date|diary|schedule)(?:'s| is)? "
+    r"(?:open|free|clear|empty)\b"
 )
 _BUSY = re.compile(
     r"\b(?:lands? on|running into|runs? into|clash\w*|conflict\w*|collid\w*|"

@@ -1284,3 +1284,17 @@ def test_what_a_rule_keeps_back_is_no_part_of_its_pick() -> None:
     )
     picked = choose(docs, "The caterer wants the guest details.", rule, document_text)
     assert picked is not None and picked["id"] == "summary"
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "Should I just accept the birthday parties whenever they land on a free day?",
+        "Will do. Her party invites get a yes whenever the day is open.",
+        "Want me to say yes to rehearsals on free evenings?",
+    ],
+)
+def test_a_free_day_is_a_calendar_condition_of_being_free(rule: str) -> None:
+    from agent.reference import calendar_condition
+
+    assert calendar_condition(rule) == "free"
