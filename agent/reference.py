@@ -254,6 +254,14 @@ _OFFERING = re.compile(
     r"\b(?:want me to|should i|shall i|i could|i can|would you like|do you want|happy to|"
     r"from now on|going forward|whenever|every time|each time|always)\b"
 )
+
+
+def _offers(sentence: str) -> bool:
+    """Does this sentence of a rule offer or state the standing part ("Want that to be the
+    standard?"), rather than report the first case ("Sent her draft 2")?"""
+    return "?" in sentence or _OFFERING.search(normalize(sentence)) is not None
+
+
 _COMPARED = re.compile(
     r"\b(?:more|less|better|pricier|dearer|costlier|cheaper|higher|lower) than\b|"
     r"\bover (?!(?:the |a |an )?(?:weekend|phone|summer|winter|holidays?|break|years?|months?|"
@@ -277,7 +285,7 @@ def weighted_terms(text: str) -> dict[str, float]:
         # "keep names and phone numbers private": what is kept back is ruled out.
         norm = KEPT_BACK.sub(r" without \1", norm)
         base = 2.0 if _STANDING_CUE.search(norm) else 1.0
-        if "?" not in sentence and _OFFERING.search(norm) is None:
+        if not _offers(sentence):
             # "Sent her draft 2, so she can ...": a draft, version or year in the report of
             # the first case names that case, not the choice (a size or a count may be the
             # choice: "a 60-pack of size 312").
@@ -959,10 +967,7 @@ def _pairs(text: str) -> set[tuple[str, str]]:
 def _pairs_shared(rule: str, text: str) -> int:
     """Two words of the rule in a row that the item has too; a draft, version or year only
     in the offer itself ("Sent her draft 2" names the first case, see `weighted_terms`)."""
-    kept = [
-        t if "?" in t or _OFFERING.search(normalize(t)) else _VERSION.sub(" ", normalize(t))
-        for t in sentences(rule)
-    ]
+    kept = [t if _offers(t) else _VERSION.sub(" ", normalize(t)) for t in sentences(rule)]
     return len(_pairs(" ".join(kept)) & _pairs(text))
 
 
@@ -1000,37 +1005,36 @@ _DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b|\b(\d{4})-(\d{2})-(\d{2})\b
 def _newest(
     items: list[dict[str, Any]], text_of: Callable[[dict[str, Any]], str]
 ) -> list[dict[str, Any]]:
-    """Among otherwise equal items, the one with the latest date ("the EOB that just came")."""
-    dated = []
-    for item in items:
-        found = []
-        for m in _DATE.finditer(text_of(item)):
-            if m.group(3):
-                found.append((int(m.group(3)), int(m.group(1)), int(m.group(2))))
-            else:
-                found.append((int(m.group(4)), int(m.group(5)), int(m.group(6))))
-        dated.append((max(found) if found else None, item))
-    if any(d is None for d, _ in dated):
-        return _latest_version(items, text_of)
-    top = max(d for d, _ in dated if d is not None)
-    return [i for d, i in dated if d == top]
+    """Among otherwise equal items, the one with the latest date ("the EOB that just came");
+    among undated ones, the highest draft, version or year ("draft 3" over "draft 2")."""
+
+    def dates(item: dict[str, Any]) -> list[tuple[int, ...]]:
+        return [
+            (int(m.group(3)), int(m.group(1)), int(m.group(2)))
+            if m.group(3)
+            else (int(m.group(4)), int(m.group(5)), int(m.group(6)))
+            for m in _DATE.finditer(text_of(item))
+        ]
+
+    def versions(item: dict[str, Any]) -> list[tuple[int, ...]]:
+        return [(int(a or b),) for a, b in _VERSION.findall(normalize(text_of(item)))]
+
+    return _highest(items, dates) or _highest(items, versions) or items
 
 
 _VERSION = re.compile(r"\b(?:draft|version|v|rev|revision|issue)\s?(\d+)\b|\b((?:19|20)\d\d)\b")
 
 
-def _latest_version(
-    items: list[dict[str, Any]], text_of: Callable[[dict[str, Any]], str]
+def _highest(
+    items: list[dict[str, Any]], found: Callable[[dict[str, Any]], list[tuple[int, ...]]]
 ) -> list[dict[str, Any]]:
-    """Among undated items, the highest draft, version or year ("draft 3" over "draft 2")."""
-    versions = []
-    for item in items:
-        found = [int(a or b) for a, b in _VERSION.findall(normalize(text_of(item)))]
-        if not found:
-            return items
-        versions.append((max(found), item))
-    top = max(v for v, _ in versions)
-    return [i for v, i in versions if v == top]
+    """The items whose highest value (date, version) is highest of all; none unless every
+    item has one."""
+    tops = [max(found(item), default=None) for item in items]
+    if any(t is None for t in tops):
+        return []
+    best = max(t for t in tops if t is not None)
+    return [i for i, t in zip(items, tops, strict=True) if t == best]
 
 
 def known_as(situation: set[str], contacts: list[dict[str, Any]]) -> set[str]:
@@ -1206,7 +1210,7 @@ def choose_recipient(
     # "Sent it to Marisol at the advice service. Do you want that to be the CV I send by
     # default?": Marisol got the first case; the offer sends to no one in particular, so
     # her name does not pick the recipient of the next.
-    offer = " ".join(t for t in sentences(rule or "") if "?" in t or _OFFERING.search(normalize(t)))
+    offer = " ".join(t for t in sentences(rule or "") if _offers(t))
     offered_to = rule_recipients(offer, contacts, refer=rule or "") if offer else []
     offer_terms = term_set(offer, _ACTION_NOISE)
     first_case_only = [
