@@ -45,6 +45,7 @@ from ledger.text import (
     sentences,
     stated_quantity,
     stem,
+    uses_shorthand,
 )
 from tools.runtime import EVENT_HOURS, ToolCall
 
@@ -1391,7 +1392,9 @@ def rank_rules(
             + 0.5 * (follows[i] if rule.follow else 0.0)
         )
         disc = discrimination(rule, pool)
-        rule.relevance = (0.3 * lexical[i] + meaning) * factor + 0.6 * disc
+        # The user's own shorthand for the rule ("stock up", "the usual") names it.
+        shorthand = SHORTHAND_BONUS if uses_shorthand(request, rule.words) else 0.0
+        rule.relevance = (0.3 * lexical[i] + meaning) * factor + 0.6 * disc + shorthand
         rule.detail = {
             "lexical": lexical[i],
             "context": contexts[i] if rule.context else 0.0,
@@ -1399,11 +1402,13 @@ def rank_rules(
             "follow": follows[i] if rule.follow else 0.0,
             "discrimination": disc,
             "factor": factor,
+            "shorthand": shorthand,
         }
     return sorted(rules, key=lambda r: (r.relevance, r.when), reverse=True)
 
 
 core_weight = 1.0
+SHORTHAND_BONUS = 0.3
 THRESHOLD = 0.35
 MAX_TRIED = 4
 

@@ -355,6 +355,8 @@ _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
         "orders",
         "purchase",
         "reorder",
+        "reordered",
+        "reordering",
         "re-order",
         "checkout",
         "cart",
@@ -483,16 +485,31 @@ _STANDING_NOISE = re.compile(
 )
 
 
-@lru_cache(maxsize=1 << 14)
-def action_type_of(text: str) -> ActionType:
-    """The consequential tool a rule is about, from its words."""
+def _action_scores(text: str) -> dict[ActionType, int]:
     norm = " " + _STANDING_NOISE.sub(" ", normalize(text)) + " "
-    best, best_score = ActionType.other, 0
-    for action, cue_words in _ACTION_WORDS.items():
-        score = sum(1 for w in cue_words if has_phrase(norm, (w,)))
-        if score > best_score:
-            best, best_score = action, score
-    return best
+    return {
+        action: sum(1 for w in cue_words if has_phrase(norm, (w,)))
+        for action, cue_words in _ACTION_WORDS.items()
+    }
+
+
+@lru_cache(maxsize=1 << 14)
+def action_type_of(text: str, context: str = "") -> ActionType:
+    """The consequential tool a rule is about, from its words.
+
+    When the rule's words point at two tools equally ("whenever reception runs low, I
+    reorder": a reception is also an event), the turn around it (`context`: "Reordered the
+    same lotion") decides; without one, the first tool listed wins as before.
+    """
+    scores = _action_scores(text)
+    top = max(scores.values())
+    if top == 0:
+        return ActionType.other
+    leaders = [action for action, score in scores.items() if score == top]
+    if len(leaders) > 1 and context:
+        around = _action_scores(context)
+        leaders.sort(key=lambda action: -around[action])
+    return leaders[0]
 
 
 def kind_of(text: str) -> Kind:
@@ -524,7 +541,7 @@ def detect_proposal(text: str) -> Proposal | None:
     if not found:
         return None
     rule = " ".join(found)
-    action = action_type_of(rule)
+    action = action_type_of(rule, text)
     if action is ActionType.other:
         action = action_type_of(text)
     return Proposal(

@@ -56,6 +56,7 @@ from ledger.text import (
     normalize,
     stated_quantity,
     symbols,
+    uses_shorthand,
 )
 
 SIDE_EFFECTING = frozenset({"rsvp", "purchase", "send"})
@@ -81,6 +82,8 @@ _RESPONSES = {
         "sign you up",
         "sign me up",
         "book you in",
+        "take them",
+        "take those",
     ),
     "no": (
         "no",
@@ -115,7 +118,9 @@ _SPLIT_PHRASES = re.compile(r"\bturn(?:s|ed|ing)? (?:\w+ ){1,3}?down\b")
 _NOT_A_RESPONSE = re.compile(
     r"\bpass(?:es|ed|ing)? (?:(?:it|them|those|these|that|this|everything) )?"
     r"(?:along|to|through|back|over)\b|"
-    r"\bpass(?:es|ed|ing)? (?:it|them|those|these|that|this|everything) on\b"
+    r"\bpass(?:es|ed|ing)? (?:it|them|those|these|that|this|everything) on\b|"
+    # "if you pass me an invite with just a 'sababa'": handing it over, not passing on it
+    r"\bpass(?:es|ed|ing)? (?:me|you|us|her|him) (?:an?|the|one|any|on)\b"
 )
 
 
@@ -266,7 +271,11 @@ class Gate:
             named = _ADDRESSED_BONUS[addressed_in(f"{entry.content} {proposed}", recipient)]
             # A rule that reads the very emoji this request is sent with ("read a bare 👀 as
             # maybe") is about it, however few of the request's words it shares.
-            if symbols(facts.request) & symbols(entry.content):
+            # So is a rule that names the words the request uses ("whenever you tell me to
+            # stock up").
+            if symbols(facts.request) & symbols(entry.content) or uses_shorthand(
+                facts.request, f"{entry.content} {proposed}"
+            ):
                 named += _SHORTHAND_BONUS
             scored.append((self.similarity(query, text) * weight + named, entry))
         scored.sort(key=lambda pair: pair[0], reverse=True)
@@ -604,7 +613,12 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
 
 
 _ADDRESS_RE = re.compile(r"\S+@\S+")
-_CONDITION = re.compile(r"\b(?:whenever|when|if|any ?time|every time|each time)\b[^,.;?!]*")
+_CONDITION = re.compile(
+    r"\b(?:whenever|when|if|any ?time|every time|each time)\b[^,.;:?!]*|"
+    # what waits for a condition is not what the rule picks now: "preview first, full
+    # file only once there's a deal"
+    r"(?:^|(?<=[,;:]))[^,.;:?!]{1,40}?\bonly (?:once|after|when|if|until)\b[^,.;:?!]*"
+)
 _TO_THE_ASKER = re.compile(
     r"\b(?:(?:whoever|anyone|anybody|someone|somebody|everyone|everybody|people|the person)\b"
     r"(?:[\w' ]{0,40}?)|(?:whenever|when|if|each time|every time) (?:a |an |any |some |the )?"

@@ -272,6 +272,49 @@ def symbols(text: str) -> set[str]:
     return {ch for ch in text if unicodedata.category(ch) == "So"}
 
 
+# A rule that names the words the user will use for it ("whenever you tell me to stock up",
+# 'if you just say "the usual"', '"stash it" as our shorthand') is about a request that
+# uses those words, however little else the two share.
+_TRIGGER_VERB = (
+    r"(?:tells? (?:me|us) to|says?|asks? (?:me |us )?(?:for|to)|writes?|texts?|uses?|"
+    r"send(?:s)? (?:me|us)|pass(?:es)? (?:me|us) (?:an?|the|one) \w+ with(?: just)?(?: an?)?)"
+)
+_TRIGGER = re.compile(
+    r"\b(?:whenever|when|if|any ?time|every time|each time|next time|once) (?:you|he|she|they|"
+    r"[a-z]+) (?:just |ever |only )?" + _TRIGGER_VERB + r" (?:just )?"
+    r"((?:[a-z0-9'-]+ ){0,2}[a-z0-9'-]+?)(?=\s*(?:[,.;?!:]|$| shall\b| i'll\b| i will\b| i'd\b|"
+    r" i can\b| i could\b| to mean\b| as\b| then\b| from now on\b| going forward\b))"
+)
+_QUOTED = re.compile(r'"([^"]{1,40})"|(?:^|(?<=[\s(]))\'([^\']{1,40})\'(?=[\s,.;:?!)]|$)')
+# A quoted phrase is a shorthand only where the sentence speaks of words and meanings.
+_NAMING = re.compile(
+    r"\b(?:say|says|said|tell|tells|mean|means|meaning|shorthand|code|word|words|call (?:it|that|"
+    r"this)|read (?:it|that|this|them) as|take (?:it|that|this) (?:as|to mean)|asks? for|write|"
+    r"writes|text|texts)\b"
+)
+
+
+@lru_cache(maxsize=_CACHE)
+def shorthands(text: str) -> frozenset[str]:
+    """The words a rule says the user will use for it ("stock up", "the usual", "sababa")."""
+    found: set[str] = set()
+    for sentence in sentences(text):
+        norm = normalize(sentence)
+        found.update(m.group(1).strip("'") for m in _TRIGGER.finditer(norm))
+        if _NAMING.search(norm):
+            for m in _QUOTED.finditer(norm):
+                found.add((m.group(1) or m.group(2)).strip(" .,!?"))
+    return frozenset(
+        phrase for phrase in found if phrase and content_stems(phrase) and len(phrase.split()) <= 4
+    )
+
+
+def uses_shorthand(request: str, rule: str) -> bool:
+    """Does the request use words the rule names as the user's shorthand for it?"""
+    norm = normalize(request)
+    return any(has_phrase(norm, (phrase,)) for phrase in shorthands(rule))
+
+
 def lexical_similarity(a: str, b: str) -> float:
     """Overlap of content stems, normalised by the smaller side (0..1)."""
     sa, sb = content_stems(canonical(a)) | symbols(a), content_stems(canonical(b)) | symbols(b)

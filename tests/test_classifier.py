@@ -1039,3 +1039,43 @@ def test_open_offers_for_cases_to_come(text: str) -> None:
 )
 def test_restating_a_rule_or_a_one_off_is_no_open_offer(text: str) -> None:
     assert detect_proposal(text) is None
+
+
+def test_the_turn_breaks_a_tie_between_two_tools() -> None:
+    """ "Reception runs short ... I reorder the same item": reception is also an event, but the
+    turn around the rule ("Reordered the same lotion") says it is about buying."""
+    turn = (
+        "Reordered the same massage lotion from the usual supplier; it should arrive Wednesday. "
+        "Reception runs short of something like this every few weeks, so how about a standing "
+        "thing: whenever Kirsty flags a consumable running low, I reorder the same item?"
+    )
+    found = detect_proposal(turn)
+    assert found is not None and found.action_type is ActionType.purchase
+    rule = found.text
+    assert action_type_of(rule) is ActionType.rsvp  # the rule's words alone tie
+    assert action_type_of(rule, "I'll RSVP to the reception.") is ActionType.rsvp
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "From now on, whenever you tell me to stock up, shall I read that as three?",
+            {"stock up"},
+        ),
+        ('If you just say "the usual", shall I take it to mean this hamper?', {"the usual"}),
+        ("If you pass me an invite with just a 'grand', I'll read it as a yes.", {"grand"}),
+        ('How about "stash it" as our shorthand for this?', {"stash it"}),
+        ("Whenever you say pencil it in, I'll RSVP maybe.", {"pencil it in"}),
+        # a quoted title is no shorthand; nor is a plain standing offer
+        ('I sent "Draft 2" to Grace. Should I send drafts to her from now on?', set()),
+        ("Next time you're low on something like this, I can just reorder it.", set()),
+    ],
+)
+def test_the_words_a_rule_says_the_user_will_use(text: str, words: set[str]) -> None:
+    from ledger.text import shorthands, uses_shorthand
+
+    assert shorthands(text) == words
+    for phrase in words:
+        assert uses_shorthand(f"{phrase.capitalize()} on the coffee beans, please.", text)
+    assert not uses_shorthand("Order the coffee beans, please.", text)

@@ -1048,3 +1048,82 @@ def test_the_gate_reads_what_a_rule_keeps_back_as_no_pick() -> None:
 
     # "names and phone numbers" are what the rule keeps back, not what it points at
     assert decide([e], send(summary, full)).allowed
+
+
+def test_taking_them_is_a_yes_and_passing_one_over_is_no_refusal() -> None:
+    assert implied_response("Should I just take them whenever your calendar is open?") == "yes"
+    assert (
+        implied_response(
+            "From now on, if you pass me an invite with just a 'grand', I'll read it as a yes "
+            "and accept it for you."
+        )
+        == "yes"
+    )
+    # passing on something is still a refusal
+    assert implied_response("Shall I pass on the vendor lunches from now on?") == "no"
+
+
+def test_what_waits_for_a_condition_is_not_what_the_rule_picks_now() -> None:
+    """ "Preview first, full file only once there's a deal": sending the preview follows the
+    rule; sending the full file now does not."""
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "I'd suggest that as the rule whenever artwork goes out: preview first, full file "
+        "only once there's a deal.",
+        ActionType.send,
+    )
+    preview = "Lighthouse at dusk, watermarked preview (72 dpi JPG)"
+    full = "Lighthouse at dusk, full print file (TIFF, 600 dpi)"
+
+    def send(doc: str, other: str) -> CallFacts:
+        return CallFacts(
+            tool="send",
+            args={"to": "ines@gallery.example", "document_id": "d1"},
+            request="Ines at the gallery wants to see the lighthouse piece. Send it to her.",
+            entity_text=doc,
+            recipients=["ines@gallery.example"],
+            competing=[other],
+            choices=[(doc, [other])],
+        )
+
+    gate = Gate(lambda: [rule])
+    assert gate._support(rule, send(preview, full)) >= 0
+    assert gate._support(rule, send(full, preview)) <= 0
+
+
+def test_a_rule_that_names_the_requests_shorthand_is_about_it() -> None:
+    """ "Whenever you tell me to stock up, shall I read that as three?" governs "Stock up on
+    the anti-fog spray", though a pending offer about Speedo swimwear is more like it."""
+    stock = entry(
+        "a1",
+        Status.confirmed,
+        "From now on, whenever you tell me to stock up, shall I read that as three of "
+        "whatever it is?",
+        ActionType.purchase,
+        created_at=date(2025, 3, 2),
+    )
+    swim = entry(
+        "a2",
+        Status.pending,
+        "Next time I'm buying swimwear for the family, shall I default to the "
+        "chlorine-resistant Speedo ones?",
+        ActionType.purchase,
+    )
+
+    def similarity(query: str, text: str) -> float:  # the swimwear offer is the more alike
+        return 0.3 if "swimwear" in text else 0.2
+
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "p1", "quantity": 3},
+        request="Stock up on the Speedo anti-fog spray for my goggles.",
+        entity_text="Speedo anti-fog spray for goggles",
+        quantity=3,
+    )
+    gate = Gate(lambda: [swim, stock], similarity=similarity)
+    result = gate.check(facts, TODAY)
+    assert result.allowed and result.entry_id == "a1"
+    # Without the shorthand the swimwear offer is the closer one, and it was never accepted.
+    facts.request = "Order the Speedo anti-fog spray for my goggles."
+    assert not gate.check(facts, TODAY).allowed

@@ -1298,3 +1298,41 @@ def test_a_free_day_is_a_calendar_condition_of_being_free(rule: str) -> None:
     from agent.reference import calendar_condition
 
     assert calendar_condition(rule) == "free"
+
+
+def test_the_user_s_shorthand_names_the_rule() -> None:
+    """ "Whenever you tell me to stock up" ranks first for "Stock up on the anti-fog spray",
+    above an offer that shares the brand with the request."""
+    from agent.reference import Rule, rank_rules
+    from ledger.classifier import ActionType
+
+    stock = Rule(
+        "I'll order three of the dishwasher tablets. From now on, whenever you tell me to "
+        "stock up, shall I read that as three of whatever it is?",
+        "assistant",
+        ("2026-02-01", "s1", 1),
+    )
+    swim = Rule(
+        "I'll get him the Speedo jammers in size 8. Next time I'm buying swimwear for the "
+        "family, shall I default to the chlorine-resistant Speedo ones?",
+        "assistant",
+        ("2026-03-01", "s2", 1),
+    )
+    request = "Stock up on the Speedo anti-fog spray for my goggles."
+
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        return [0.5 if "Speedo" in t else 0.3 for t in texts]
+
+    ranked = rank_rules(
+        [swim, stock], request, {"speedo", "spray"}, ActionType.purchase, [], similarity
+    )
+    assert ranked[0] is stock and stock.detail["shorthand"] > 0
+    ranked = rank_rules(
+        [swim, stock],
+        "Order the Speedo anti-fog spray.",
+        {"speedo"},
+        ActionType.purchase,
+        [],
+        similarity,
+    )
+    assert ranked[0] is swim
