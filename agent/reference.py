@@ -852,7 +852,7 @@ def choose(
         # Items the request fits (nearly) best; when it fits nothing more than weakly (a
         # stray word), every item is in the running and the rule picks.
         near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
-        near = near or list(items)
+        near = _sized_up(near or list(items), request, rule, text_of)
         pool = best_by(near, lambda i: rule_preference(rule, text_of(i))) or near
         rule_picks = len(pool) < len(near)
         if len(pool) > 1:
@@ -944,6 +944,51 @@ def _coded(
     if not codes:
         return items
     return best_by(items, lambda i: len(codes & term_set(text_of(i)))) or items
+
+
+# "go a size up", "one size bigger", "the next size up"; not "stop going a size up"
+_SIZE_UP = re.compile(
+    r"\b(?:a|one|the next|next) size (?:up|bigger|larger)\b|\b(?:a|one) size above\b|"
+    r"\bsize (?:them |it )?up\b"
+)
+_NO_LONGER = re.compile(r"\b(?:stop|don't|do not|no more|no longer|not|never|quit)\b")
+# "He is wearing a toddler 10", "she's a kids' 12 right now", "she wears a girls' 10"
+_CURRENT_SIZE = re.compile(
+    r"\b(?:wearing|wears|wear|(?:he|she|they)(?:'s| is| are)|i'm|i am|is in|(?:he|she)'s in)\s+"
+    r"(?:an?\s+)?(?:size\s+)?(?:[a-z']+\s+){0,2}?(\d{1,2}(?:\.5)?)\b"
+    r"(?!\s*(?:am|pm|years?|yrs?|months?|kg|lbs?|%|o'clock))"
+)
+
+
+def _size_number(item: dict[str, Any], text_of: Callable[[dict[str, Any]], str]) -> float | None:
+    found = re.search(r"\d{1,2}(?:\.5)?", _item_size(item, text_of))
+    return float(found.group(0)) if found else None
+
+
+def _sized_up(
+    items: list[dict[str, Any]],
+    request: str,
+    rule: str,
+    text_of: Callable[[dict[str, Any]], str],
+) -> list[dict[str, Any]]:
+    """A rule that buys a size up ("go a size up on the grandchildren's clothes") and a
+    request that says the size worn now ("he's wearing a toddler 10"): the next size the
+    shop has above it. All items otherwise."""
+    offers = [
+        clause
+        for sentence in sentences(rule)
+        for clause in _CLAUSE_SPLIT.split(normalize(sentence))
+        if clause and _SIZE_UP.search(clause) and not _NO_LONGER.search(clause)
+    ]
+    now = _CURRENT_SIZE.search(normalize(request))
+    if not offers or now is None:
+        return items
+    worn = float(now.group(1))
+    sizes = {id(i): _size_number(i, text_of) for i in items}
+    bigger = [s for s in sizes.values() if s is not None and s > worn]
+    if not bigger:
+        return items
+    return [i for i in items if sizes[id(i)] == min(bigger)]
 
 
 # "size S", "in a size 10.5", "size 225/55R17", "size-4 balls"
@@ -1192,6 +1237,26 @@ def named_contacts(contacts: list[dict[str, Any]], request: str) -> list[dict[st
     return named
 
 
+# A contact that is a way to reach someone rather than a person: an inbox, a portal.
+_CHANNEL = re.compile(
+    r"\b(?:address|inbox|mailbox|messaging|portal|desk|account|office|line)\b|^\S*(?:admin|info|"
+    r"office|secure|inbox|desk|accounts|billing|records|enquiries|hello|team)@"
+)
+_GENERIC_MAIL = frozenset("com net org edu gov co uk au ca nz ie de es fr io gmail outlook".split())
+
+
+def _same_place(channel: dict[str, Any], person: dict[str, Any]) -> bool:
+    """Is an inbox the one of a person's organization: the name of the person's mail domain
+    in the inbox's address ("luca@northmelbortho.com.au", "northmelbortho@secure...")?"""
+
+    def parts(address: str) -> set[str]:
+        return {p for p in re.split(r"[@.]", address) if len(p) >= 3 and p not in _GENERIC_MAIL}
+
+    own = str(person.get("email", "")).lower()
+    domain = parts(own.partition("@")[2])
+    return bool(domain & parts(str(channel.get("email", "")).lower()))
+
+
 def choose_recipient(
     contacts: list[dict[str, Any]], request: str, rule: str | None, standing: str = ""
 ) -> dict[str, Any] | None:
@@ -1261,6 +1326,18 @@ def choose_recipient(
         # director) are candidates too; the rule decides between them.
         naming = set().union(*(words & term_set(str(c.get("name", ""))) for c in named))
         related = [c for c in contacts if c not in named and naming <= term_set(contact_text(c))]
+        # "Any report for a doctor goes to their secure address": the secure inbox of the
+        # named surgeon's practice is a candidate too, when the rule speaks of it.
+        related += [
+            c
+            for c in contacts
+            if c not in named
+            and c not in related
+            and _CHANNEL.search(normalize(standing))
+            and _CHANNEL.search(normalize(contact_text(c)))
+            and any(_same_place(c, n) for n in named)
+            and rule_preference(standing, contact_text(c)) > 0
+        ]
         pool = named + related
     else:
         pool = [c for c in contacts if by_relation(c) > 0]

@@ -1589,6 +1589,28 @@ def _not_mine(norm: str) -> str:
     return _OTHERS_INSTEAD.sub(" ", norm)
 
 
+_AUXILIARIES = ("would", "will", "should", "shall", "do", "does", "is", "can", "could")
+_QUESTION_AUX = re.compile(rf"^(?:and |so |then )?(?:want|{'|'.join(_AUXILIARIES)})\b")
+_ECHO = re.compile(
+    r"^(?:oh |well |ha,? |yes,? |yeah,? )?(?:it|that|this|you|i|we|they|she|he)"
+    r"(?: really| certainly| definitely| absolutely| sure| most certainly| very much)? "
+    rf"({'|'.join(_AUXILIARIES)})(?:,? yes| indeed| too)?[.!]*$"
+)
+_SAME_AUX = {"want": {"do"}, "shall": {"shall", "should"}, "should": {"should", "shall"}}
+
+
+def _echoes_yes(assistant: str, first: str) -> bool:
+    """A yes said with the question's own verb: "Would that help?" "It would." "Do you
+    want me to ...?" "I do." "Is that where they should go?" "It is." """
+    questions = [normalize(t) for t in sentences(assistant) if t.rstrip().endswith("?")]
+    asked = _QUESTION_AUX.match(questions[-1]) if questions else None
+    said = _ECHO.match(normalize(first))
+    if asked is None or said is None:
+        return False
+    verb = asked.group(0).split()[-1]
+    return said.group(1) in _SAME_AUX.get(verb, {verb})
+
+
 def _classify_rules(assistant: str, user: str) -> Classification:
     """The rules alone (see classify_reply)."""
     proposal = detect_proposal(assistant)
@@ -1629,13 +1651,14 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         if not normalize(t).endswith("?")
     )
     reaction = _starts_with(norm, REACTION)
-    yes = (
+    yes: str | re.Match[str] | bool | None = (
         _starts_with(norm, DIRECT_YES)
         or (_YES_ANYWHERE.search(head) and not has_phrase(head, ("not", "no", "don't")))
         or has_phrase(unnegated, tuple(p for p in DIRECT_YES if " " in p and p not in _START_ONLY))
         or _WOULD_BE_GOOD.search(norm)
         or _LIKE_IT.search(norm)
         or _starts_with(norm, ("love it", "love that", "love this"))
+        or _echoes_yes(assistant, user_sents[0])
     )
     if _starts_with(
         norm, ("please don't", "please do not", "please no", "please stop", "please never")

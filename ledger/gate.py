@@ -47,6 +47,7 @@ from ledger.model import (
 from ledger.scope import CallFacts, match_scope, rule_times
 from ledger.text import (
     KEPT_BACK,
+    PASSED_OVER,
     STOPWORDS,
     addressed_in,
     content_stems,
@@ -572,11 +573,12 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     """
     # A condition says when the rule applies, not what it picks: "the version I send
     # whenever a scope leaves the board" does not point at the board president.
-    content = KEPT_BACK.sub(" ", normalize(entry.content))
+    content = PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(entry.content)))
     rule = content_stems(_CONDITION.sub(" ", content)) - STOPWORDS
     said = content_stems(content) - STOPWORDS
     for ev in entry.evidence[:1]:
-        said |= content_stems(KEPT_BACK.sub(" ", normalize(ev.text))) - STOPWORDS
+        said |= content_stems(PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(ev.text))))
+        said -= STOPWORDS
     # A mailbox is matched as a whole (addressed_in), not by its words: "records@" does not
     # make a clinic the one a rule about "the complete records" sends to.
     chosen = content_stems(_ADDRESS_RE.sub(" ", chosen_text))

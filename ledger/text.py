@@ -267,6 +267,11 @@ KEPT_BACK = re.compile(
 )
 
 
+# What a rule passes over is no part of what it picks either: "the PDF rather than the Excel
+# file", "the tenders address, never an individual estimator".
+PASSED_OVER = re.compile(r"\b(?:rather than|instead of|in place of|not|never)\b[^,.;:?!]*")
+
+
 def symbols(text: str) -> set[str]:
     """The emoji of a text: a bare "👀" can be the user's shorthand for a rule."""
     return {ch for ch in text if unicodedata.category(ch) == "So"}

@@ -1079,3 +1079,23 @@ def test_the_words_a_rule_says_the_user_will_use(text: str, words: set[str]) -> 
     for phrase in words:
         assert uses_shorthand(f"{phrase.capitalize()} on the coffee beans, please.", text)
     assert not uses_shorthand("Order the coffee beans, please.", text)
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "accepted"),
+    [
+        ("Would that help?", "It would. She'd take a booth on the moon.", True),
+        ("Would that help?", "It really would!", True),
+        ("Would that help?", "It would not.", False),
+        ("Do you want me to do that from now on?", "I do.", True),
+        ("Is the intake desk where your reports should go from here on?", "It is.", True),
+        # another verb than the question's is no echo
+        ("Would that help?", "It will.", False),
+    ],
+)
+def test_a_yes_said_with_the_question_s_own_verb(question: str, reply: str, accepted: bool) -> None:
+    assistant = (
+        "I'll accept the stall for Ingrid. Since she takes every one of these, I could accept "
+        f"stall offers for her as they come in from now on. {question}"
+    )
+    assert (classify_reply(assistant, reply).act is Act.accept) is accepted

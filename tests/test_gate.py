@@ -1127,3 +1127,31 @@ def test_a_rule_that_names_the_requests_shorthand_is_about_it() -> None:
     # Without the shorthand the swimwear offer is the closer one, and it was never accepted.
     facts.request = "Order the Speedo anti-fog spray for my goggles."
     assert not gate.check(facts, TODAY).allowed
+
+
+def test_what_a_rule_passes_over_is_not_what_it_picks() -> None:
+    """ "Send the PDF rather than the Excel file": the PDF follows the rule, the Excel file
+    does not."""
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Next time anyone asks for a rota, shall I send the PDF rather than the Excel file?",
+        ActionType.send,
+    )
+    pdf = "Depot duty rota, w/c 21 September (PDF)"
+    excel = "Depot duty rota, w/c 21 September (Excel file)"
+
+    def send(doc: str, other: str) -> CallFacts:
+        return CallFacts(
+            tool="send",
+            args={"to": "marcia@depot.example", "document_id": "d1"},
+            request="Marcia wants the rota for the week of 21 September.",
+            entity_text=doc,
+            recipients=["marcia@depot.example"],
+            competing=[other],
+            choices=[(doc, [other])],
+        )
+
+    gate = Gate(lambda: [rule])
+    assert gate._support(rule, send(pdf, excel)) == 1
+    assert gate._support(rule, send(excel, pdf)) < 1

@@ -1336,3 +1336,81 @@ def test_the_user_s_shorthand_names_the_rule() -> None:
         similarity,
     )
     assert ranked[0] is swim
+
+
+def test_a_rule_that_buys_a_size_up_picks_the_next_size_the_shop_has() -> None:
+    """ "Go a size up on the grandchildren's clothes": "he's wearing a toddler 10" means the
+    toddler 11; a girls' 10 means a 12 where the shop has no 11. A rule that buys the size
+    worn now, or no size rule, picks the size worn."""
+    from agent.reference import choose, product_text
+
+    boots = [
+        {
+            "id": f"t{n}",
+            "title": f"Bogs rain boot, toddler size {n}",
+            "attributes": {"size": f"toddler {n}"},
+        }
+        for n in (9, 10, 11, 12)
+    ]
+    rule = (
+        "I'll order the rain jacket in a 6 so it lasts her through next year. Do you want me "
+        "to go a size up on the grandchildren's clothes and shoes in general?"
+    )
+    request = "Leo needs rain boots for nursery. He is wearing a toddler 10."
+    picked = choose(boots, request, rule, product_text)
+    assert picked is not None and picked["id"] == "t11"
+    fleece = [
+        {
+            "id": "g10",
+            "title": "Kids' fleece jacket, girls' size 10 (S)",
+            "attributes": {"size": "girls 10"},
+        },
+        {
+            "id": "g12",
+            "title": "Kids' fleece jacket, girls' size 12 (M)",
+            "attributes": {"size": "girls 12"},
+        },
+    ]
+    picked = choose(
+        fleece, "Mei needs a fleece for camp. She wears a girls' 10.", rule, product_text
+    )
+    assert picked is not None and picked["id"] == "g12"
+    now = "From now on buy their clothes in the size they wear now, not a size up."
+    picked = choose(boots, request, now, product_text)
+    assert picked is not None and picked["id"] == "t10"
+
+
+def test_a_rule_for_someone_s_secure_address_sends_to_their_practice_s_inbox() -> None:
+    """ "Any patient report for a doctor goes to their secure address": Mr. Okafor's report
+    goes to his practice's secure inbox, not to his own address, nor to the practice
+    manager; without such a rule, to Mr. Okafor."""
+    contacts = [
+        {
+            "name": "Emeka Okafor",
+            "email": "emeka.okafor@harbourortho.example",
+            "relation": "orthopaedic surgeon, Harbour Orthopaedics",
+        },
+        {
+            "name": "Harbour Orthopaedics secure messaging",
+            "email": "harbourortho@secure.medmail.example",
+            "relation": "secure-messaging address for Harbour Orthopaedics",
+        },
+        {
+            "name": "Jill Park",
+            "email": "jill.park@harbourortho.example",
+            "relation": "practice manager, Harbour Orthopaedics",
+        },
+        {"name": "Sam Reid", "email": "sam.reid@gmail.example", "relation": "patient"},
+    ]
+    rule = (
+        "I sent the report to the clinic's secure address. Shall we make that the convention: "
+        "any patient report for a doctor goes to their secure address whenever they have one?"
+    )
+    standing = (
+        "any patient report for a doctor goes to their secure address whenever they have one?"
+    )
+    request = "Mr. Okafor wants my progress report on Sam Reid's knee before his review."
+    picked = choose_recipient(contacts, request, rule, standing)
+    assert picked is not None and picked["email"] == "harbourortho@secure.medmail.example"
+    picked = choose_recipient(contacts, request, None)
+    assert picked is not None and picked["email"] == "emeka.okafor@harbourortho.example"
