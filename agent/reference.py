@@ -1065,7 +1065,23 @@ def _newest(
     def versions(item: dict[str, Any]) -> list[tuple[int, ...]]:
         return [(int(a or b),) for a, b in _VERSION.findall(normalize(text_of(item)))]
 
-    return _highest(items, dates) or _highest(items, versions) or items
+    def months(item: dict[str, Any]) -> list[tuple[int, ...]]:
+        # "blood test results, August" over "..., May"; "March 2026" over "December 2025"
+        title = normalize(str(item.get("title") or text_of(item)))
+        return [
+            (int(year or 0), _MONTHS.index(month[:3]) + 1)
+            for month, year in _MONTH_NAME.findall(title)
+        ]
+
+    pool = _highest(items, dates) or _highest(items, versions) or items
+    return (_highest(pool, months) or pool) if len(pool) > 1 else pool
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_NAME = re.compile(
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?(?:,? ((?:19|20)\d\d))?"
+)
 
 
 _VERSION = re.compile(r"\b(?:draft|version|v|rev|revision|issue)\s?(\d+)\b|\b((?:19|20)\d\d)\b")
@@ -1787,7 +1803,11 @@ class ReferencePolicy:
         if doc is None:
             return None
         if rule is not None:
-            named = [str(c.get("name", "")) for c in named_contacts(seen.contacts, inp.request)]
+            # whom the request names, with what they are ("a nurse at the day service")
+            named = [
+                f"{c.get('name', '')} {c.get('relation', '')}"
+                for c in named_contacts(seen.contacts, inp.request)
+            ]
             roles = known_as(term_set(inp.request, _ACTION_NOISE), seen.contacts)
             things = [document_text(doc), *named, " ".join(sorted(roles))]
             if not covers(rule, things, inp.request):

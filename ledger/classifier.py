@@ -18,6 +18,7 @@ from ledger.text import (
     ACCEPT_CUE,
     ASK_BACK,
     HOUR_WORDS,
+    THINGS_GOING,
     content_stems,
     has_phrase,
     normalize,
@@ -481,7 +482,7 @@ def _standing_sentence(sentence: str) -> bool:
 _STANDING_NOISE = re.compile(
     r"\b(?:going|moving) forward\b|\bgoing to (?=\w+ (?:it|them|this|that)\b)|"
     # "going through casework@" routes a message; it is not going to an event
-    r"\bgoing (?:through|via|out|over|straight)\b"
+    r"\bgoing (?:through|via|out|over|straight)\b|" + THINGS_GOING
 )
 
 
@@ -2128,13 +2129,15 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     said |= {w.removesuffix("ly") for w in said}  # "Local wins" after "the locally serviced"
     words = {
         w
-        for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS - _PICKS
+        for w in content_stems(norm) - _GENERIC_STEMS - _QUANTIFIERS - _PICKS - _ROUTE_WORDS
         if not w.isdigit() and w not in HOUR_WORDS
     }
     numbers = set(_NUMBER.findall(_digits(norm)))
     return words <= said and numbers <= set(_NUMBER.findall(_digits(normalize(proposal))))
 
 
+# "Through Okada-san, always" after "papers going to Okada-san": the route, said again.
+_ROUTE_WORDS = frozenset({"through", "thru"})
 # Words that only say one option is the pick: "Local wins", "Aisle every time".
 _PICKS = frozenset({"win", "wins", "rule", "rules"})
 _HOUR_WORD = re.compile(r"\b(" + "|".join(HOUR_WORDS) + r")\b")

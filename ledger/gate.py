@@ -49,6 +49,7 @@ from ledger.text import (
     KEPT_BACK,
     PASSED_OVER,
     STOPWORDS,
+    THINGS_GOING,
     addressed_in,
     content_stems,
     counts_of_item,
@@ -121,7 +122,7 @@ _NOT_A_RESPONSE = re.compile(
     r"(?:along|to|through|back|over)\b|"
     r"\bpass(?:es|ed|ing)? (?:it|them|those|these|that|this|everything) on\b|"
     # "if you pass me an invite with just a 'sababa'": handing it over, not passing on it
-    r"\bpass(?:es|ed|ing)? (?:me|you|us|her|him) (?:an?|the|one|any|on)\b"
+    r"\bpass(?:es|ed|ing)? (?:me|you|us|her|him) (?:an?|the|one|any|on)\b|" + THINGS_GOING
 )
 
 

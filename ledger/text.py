@@ -169,7 +169,19 @@ _CACHE = 1 << 16
 def normalize(text: str) -> str:
     text = text.lower()
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    if "-" in text:
+        # "Okada-san" is Okada: an honorific is no part of the name
+        text = _HONORIFIC_SUFFIX.sub("", text)
     return _SPACES.sub(" ", text).strip()
+
+
+# "your mother's papers going to Okada-san": things going somewhere are sent, nobody
+# is going to an event
+THINGS_GOING = (
+    r"\b(?:papers|documents|docs|forms|files|reports|letters|invoices|receipts|copies|"
+    r"results|photos|minutes|notices|everything|anything) going to\b"
+)
+_HONORIFIC_SUFFIX = re.compile(r"(?<=[a-z])-(?:san|sama|kun|chan|sensei)\b")
 
 
 def words(text: str) -> list[str]:
@@ -493,6 +505,13 @@ _ROUTED_TO = re.compile(
     r"([A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*|him|her|them)\b"
 )
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][\w'-]*")
+_HONORIFIC = re.compile(r"-(?:san|sama|kun|chan|sensei|ji)$")
+# "straight out to the regulars list", "through the parents' group": a list by its word
+_TO_GROUP = re.compile(
+    r"\b(?:to|through|via|thru)\s+(?:the|our|your|my|her|his|their)\s+([\w'-]+)\s+"
+    r"(?:list|mailing list|email list|group|group chat|inbox|channel|thread)\b",
+    re.IGNORECASE,
+)
 _NOT_TO = re.compile(
     r"\b(?:rather than|instead of|not|never|except)\s+(?:to\s+|via\s+|through\s+)?"
     r"(?:[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*)*|[\w.+-]+@[\w.-]+)"
@@ -521,7 +540,9 @@ def addressees(text: str, refer: str = "") -> tuple[set[str], set[str]]:
         if target in ("him", "her", "them"):
             pronoun = True
             continue
-        names |= {w.lower().removesuffix("'s") for w in target.split()}
+        # "through Okada-san": an honorific is no part of the name
+        names |= {_HONORIFIC.sub("", w.lower().removesuffix("'s")) for w in target.split()}
+    names |= {m.group(1).lower().rstrip("'").removesuffix("'s") for m in _TO_GROUP.finditer(text)}
     if _THERE.search(text) and not mailboxes and refer:
         # "route repair reports there": where the turn said it sent the first one
         mailboxes = {m.group(1).lower() for m in _MAILBOX.finditer(_NOT_TO.sub(" ", refer))}
@@ -540,4 +561,6 @@ def addressed_in(rule_text: str, candidate: str, refer: str = "") -> int:
     if local & mailboxes:
         return 2
     own = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(candidate)}
+    # a list's own mailbox names it too ("regulars@" for "the regulars list")
+    own |= {part for box in local for part in re.split(r"[._+-]", box) if len(part) > 2}
     return 1 if own & names else 0

@@ -853,3 +853,39 @@ def test_off_you_go_within_a_limit_is_a_scope() -> None:
 def test_saves_us_is_an_acceptance() -> None:
     reply = "Reception will love that. Saves us three phone calls a week."
     assert classify_reply(RESTOCK, reply).act is Act.accept
+
+
+def test_a_list_or_a_name_with_an_honorific_is_whom_a_rule_sends_to() -> None:
+    """ "Straight out to the regulars list" names the list whose mailbox is regulars@;
+    "going to Okada-san" names Chieko Okada; neither names anyone else."""
+    from ledger.text import addressed_in, normalize
+
+    standing = "Should closure notices go straight out to the regulars list from now on?"
+    assert addressed_in(standing, "Shop regulars mailing list regulars@kissa.test") == 1
+    assert addressed_in(standing, "Keiko Matsui part-timer keiko.matsui@kissa.test") == 0
+    route = "Shall your mother's papers always go through Okada-san from now on?"
+    assert addressed_in(route, "Chieko Okada care manager okada@careplan.test") == 1
+    assert addressed_in(route, "Mika Sakai day-service nurse nurse@dayservice.test") == 0
+    assert normalize("Ask Sakai-san and Tanaka-sensei") == "ask sakai and tanaka"
+
+
+def test_things_going_to_someone_are_sent_and_a_route_said_again_is_a_yes() -> None:
+    from ledger.classifier import action_type_of, detect_proposal
+
+    turn = (
+        "I sent the discharge letter to Okada-san and asked her to pass it on to the day "
+        "service. Would you like that to be how we always do it, with your mother's papers "
+        "going to Okada-san and her passing them along?"
+    )
+    found = detect_proposal(turn)
+    assert found is not None and found.action_type is ActionType.send
+    assert action_type_of("Are you going to the party on Friday?") is ActionType.rsvp
+    # nor does a rule about papers going to someone say how to answer her invitations
+    from ledger.gate import implied_response
+
+    assert implied_response(turn) is None
+    assert implied_response("Shall I say I'm going to the rota meetings?") == "yes"
+    reply = "Through Okada-san, always. She's the one who keeps everyone straight."
+    assert classify_reply(turn, reply).act is Act.accept
+    limited = "Through Okada-san, but only the medical papers. The rest come to me."
+    assert classify_reply(turn, limited).act is Act.scoped

@@ -1414,3 +1414,23 @@ def test_a_rule_for_someone_s_secure_address_sends_to_their_practice_s_inbox() -
     assert picked is not None and picked["email"] == "harbourortho@secure.medmail.example"
     picked = choose_recipient(contacts, request, None)
     assert picked is not None and picked["email"] == "emeka.okafor@harbourortho.example"
+
+
+def test_the_latest_of_items_named_by_month_is_the_later_month() -> None:
+    from agent.reference import choose, document_text
+
+    docs = [
+        {"id": "may", "title": "Setsuko Mori, blood test results, Central Hospital, May"},
+        {"id": "aug", "title": "Setsuko Mori, blood test results, Central Hospital, August"},
+        {"id": "meds", "title": "Setsuko Mori, medication list"},
+    ]
+    picked = choose(docs, "The nurse wants Mum's latest blood test results.", None, document_text)
+    assert picked is not None and picked["id"] == "aug"
+    older = [
+        {"id": "dec", "title": "Statement, December 2025"},
+        {"id": "mar", "title": "Statement, March 2026"},
+    ]
+    picked = choose(older, "Send the accountant the latest statement.", None, document_text)
+    assert picked is not None and picked["id"] == "mar"
+    # without a word of recency the month decides nothing
+    assert choose(docs, "The nurse wants Mum's blood test results.", None, document_text) is None
