@@ -1153,11 +1153,15 @@ _FOR_SCOPE = re.compile(
 _ACCEPT_EXTRA = re.compile(
     r"\b(?:lock it in|go with it|take (?:them|it|those)|treat (?:it|that) as|hundred percent|"
     r"100 ?%|that's the dream|thank god|good (?:call|thinking|instinct|idea)|"
-    r"\w+ it is|(?:god|oh),? please|^please[.!]?$|^please\. |works for me|deal)\b"
+    r"\w+ it is|(?:god|oh|ay|ai|ah|aw|ooh|eish),? please(?!,? (?:don't|do not|no|stop|never)\b)|^please[.!]?$|^please\. |works for me|deal|"
+    # "please" in other languages, opening the reply: "Por favor. If I went to every one ..."
+    r"^(?:(?:ay|ai|oh|ah),? )?(?:por favor|bitte|s'il (?:te|vous) pla[iî]t|per favore|tafadhali)"
+    r"(?=$|[.!,]))"
 )
 _AFFIRM_DIRECTIVE = re.compile(
     r"\b(?:keep (?:doing|it up)|do (?:that|it|this|so)|go ahead|make it so|set it up|"
-    r"make (?:that|it|this) (?:the|a|my|your|our) (?:default|rule|standard|habit|thing|go-to|norm)|"
+    r"make (?:that|it|this) (?:the|a|my|your|our) (?:default|rule|standard|habit|thing|go-to|norm|"
+    r"usual|routine|practice|system|policy)|"
     r"keep doing (?:that|it|this))\b"
 )
 # An imperative on the whole class the proposal named: "Turn them all down.", "Order them
@@ -1182,6 +1186,32 @@ def _starts_with(norm: str, phrases: tuple[str, ...]) -> str | None:
         if head == p or head.startswith(p + " "):
             return p
     return None
+
+
+# Words of feeling before the answer ("Ay, please.", "Honestly, yes."): the answer opens
+# the reply all the same.
+_LEAD_FEELING = re.compile(
+    r"^(?:(?:ay|ayy|ai|ah|ahh|oh|aw|eish|ha|haha|hah|honestly|frankly|truly|well|hey|wow|phew|"
+    r"ooh|god|gosh|lord|man)\b[,.!]*\s+)+"
+)
+
+
+def _opens_with_yes(norm: str) -> str | None:
+    """The yes phrase the reply opens with, after any words of feeling."""
+    found = _starts_with(norm, DIRECT_YES)
+    lead = _LEAD_FEELING.sub("", norm)
+    if found or lead == norm:
+        return found
+    # After the feeling, a no anywhere ("Oh yes, because nothing says 'I love you' like an
+    # algorithm. No thanks.") or a negated yes ("Ha, absolutely not.") is no yes.
+    if _NO_ANYWHERE.search(norm) or _starts_with(lead, _NEGATED_START):
+        return None
+    if _starts_with(lead, ("please don't", "please do not", "please no", "please stop")):
+        return None
+    head = _starts_with(lead, DIRECT_YES)
+    if head and re.match(rf"{re.escape(head)}\W*(?:not|never)\b", lead):
+        return None
+    return head
 
 
 _FILLER = frozenset(
@@ -1223,7 +1253,8 @@ _ELSE = re.compile(
 _START_ONLY = frozenset({"keep doing", "too easy", "sweet as", "nae bother"})
 # A word that only carries feeling ("Arre, of course!", "InshaAllah, that would be perfect")
 _INTERJECTION = re.compile(
-    r"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|well|so|"
+    r"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|ay|ayy|ai|eish|"
+    r"honestly|frankly|well|so|"
     r"right|lovely|brilliant|grand|lekker|cheers|ta|wow|phew|bless you|easy)[.!]*$"
 )
 
@@ -1653,7 +1684,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     )
     reaction = _starts_with(norm, REACTION)
     yes: str | re.Match[str] | bool | None = (
-        _starts_with(norm, DIRECT_YES)
+        _opens_with_yes(norm)
         or (_YES_ANYWHERE.search(head) and not has_phrase(head, ("not", "no", "don't")))
         or has_phrase(unnegated, tuple(p for p in DIRECT_YES if " " in p and p not in _START_ONLY))
         or _WOULD_BE_GOOD.search(norm)
@@ -1661,9 +1692,12 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         or _starts_with(norm, ("love it", "love that", "love this"))
         or _echoes_yes(assistant, user_sents[0])
     )
-    if _starts_with(
-        norm, ("please don't", "please do not", "please no", "please stop", "please never")
-    ):
+    # "Please don't", also after a word of feeling ("Oh, please don't."), is no yes.
+    begs_not = _starts_with(
+        _LEAD_FEELING.sub("", norm),
+        ("please don't", "please do not", "please no", "please stop", "please never"),
+    )
+    if begs_not:
         yes = None
     question = norm.rstrip().endswith("?")
 
@@ -1672,7 +1706,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         _AFFIRM_DIRECTIVE.search(unnegated)
         or _ACCEPT_EXTRA.search(unnegated)
         or _ALL_OF_THEM.search(norm)
-    )
+    ) and not begs_not
     # Does the reply share a topic word with the proposal turn? A question or an anecdote
     # on another subject ("What year did the bridge open? My dad always claimed ...") does
     # not, whatever words of time it uses.
@@ -1797,7 +1831,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         remark = (
             len(user_sents) > 1
             and normalize(restriction)[:12] not in first
-            and bool(_starts_with(first, DIRECT_YES) or _APPROVING.search(first))
+            and bool(_opens_with_yes(first) or _APPROVING.search(first))
             and not (hands_back or _CONTRAST.search(norm))
         )
         # A remark, then an approval of its own ("Nothing good happens before nine. Blanket
@@ -1833,7 +1867,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         return Classification(Act.reject, proposal=proposal)
     # The user keeping the decision, with no yes ("I'll do it myself", "I'll take it party
     # by party"): "do it" there is the user's own doing.
-    plain_yes = _starts_with(norm, DIRECT_YES) or _YES_ANYWHERE.search(head)
+    plain_yes = _opens_with_yes(norm) or _YES_ANYWHERE.search(head)
     if _KEEPS_DECISION.search(norm) and not plain_yes and not _TASK_REQUEST.search(norm):
         return Classification(Act.reject, proposal=proposal)
 
@@ -2044,7 +2078,7 @@ _APPROVING = re.compile(
     r"precisely|naturally|certainly|gladly|go on(?: then| so)?|be my guest|fair enough|perfect sense|"
     r"(?:much|far|way|so much) better|legend|(?:you )?(?:absolute |total )?(?:legend|hero|champion)|"
     r"obviously|of course|absolutely|marvellous|brilliant|lovely|"
-    r"forever|always|on you go|every (?:single )?time)"
+    r"forever|always|siempre|sempre|toujours|immer|on you go|every (?:single )?time)"
     r"(?:$|[.!,—-]| —)|"
     # "Blanket no it is.", "'The usual' it is.", "Seven it is."
     r"(?:^|[.!?]\s+)(?!(?:\S+ )*(?:what|how|why|where|who|as|that's|this)\b)(?:\S+ ){1,4}it is[.!]*$|"
@@ -2059,7 +2093,8 @@ _APPROVING = re.compile(
     r"(?:you'd|you would) be doing me a (?:kindness|favou?r|mitzvah|solid)|take a (?:weight|load) off|"
     r"(?:lift|lifts|lifted|take|takes) a (?:great |big |huge )?(?:weight|load)|"
     r"(?:exactly|precisely|quite|just) so|let it be so|so be it|"
-    r"(?:that's|that is|this is|it's) (?:exactly )?(?:how|what) it (?:should|ought to|must) be|"
+    r"(?:(?:that's|that is|this is|it's) |^)(?:exactly |just )?(?:how|what) it (?:should|ought to|"
+    r"must) be|(?:that's|that is) the (?:route|plan|move|ticket)\b(?! (?:to|for|of|i|we)\b)|"
     r"as it should be|spot on|bang on|on the money|nailed it|"
     r"(?:one |a )?hundred per ?cent|100 ?%|"
     r"exactly what (?:i|we|they|he|she|you) (?:need|needs|needed|want|wants|wanted|asked for)|"

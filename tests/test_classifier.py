@@ -1099,3 +1099,36 @@ def test_a_yes_said_with_the_question_s_own_verb(question: str, reply: str, acce
         f"stall offers for her as they come in from now on. {question}"
     )
     assert (classify_reply(assistant, reply).act is Act.accept) is accepted
+
+
+_STANDING_DECLINE = (
+    "I've sent the vendor a polite no. These product launch invitations keep coming; I could "
+    "turn them down for you as they arrive from now on. Should I?"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "act"),
+    [
+        # a yes after a word of feeling still opens the reply
+        ("Honestly, yes. Less guilt for me if you're the one saying no.", Act.accept),
+        ("Ay, please. I never know what to tell them anyway.", Act.accept),
+        ("Oh man, absolutely.", Act.accept),
+        # "please" and "always" in other languages
+        ("Por favor. I'd be eating canapés every night otherwise.", Act.accept),
+        ("Bitte!", Act.accept),
+        ("Siempre.", Act.accept),
+        # approvals that name the arrangement
+        ("Exactly how it should be. I want them off my desk.", Act.accept),
+        ("That's the route. Nobody needs me at those.", Act.accept),
+        ("Let's make that the usual, then.", Act.accept),
+        # the feeling does not turn a no or a sneer into a yes
+        ("Ha, absolutely not.", Act.reject),
+        ("Oh yes, because nothing says loyalty like an auto-reply. No thanks.", Act.reject),
+        ("Honestly, no. I like to see who's asking.", Act.reject),
+        ("Ay, please don't. Some of them are friends.", Act.reject),
+        ("Oh, please don't.", Act.reject),
+    ],
+)
+def test_a_yes_after_a_word_of_feeling_or_in_another_language(reply: str, act: Act) -> None:
+    assert classify_reply(_STANDING_DECLINE, reply).act is act
