@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from ledger.model import Act, ActionType, Kind
 from ledger.text import (
@@ -251,6 +252,7 @@ STANDING = (
     "an automatic",
     "the rule for",
     "the rule on",
+    "house rule",
     "my rule",
     "the standard",
     "as standard",
@@ -525,6 +527,15 @@ def kind_of(text: str) -> Kind:
 _YOU = ("you", "your", "you'd", "you're", "you'll", "you've")
 
 
+# An offer question with nothing of its own to offer: it offers what the sentence before it
+# says ("Want me to?", "Shall I work that way?", "Would that help?").
+_BARE_OFFER = re.compile(
+    r"^(?:so,? )?(?:(?:do you )?want me to|shall i|should i|would you like me to|would that help|"
+    r"shall we|should we)(?: (?:do|work|handle|run|treat|set)(?: (?:it|that|this|them|things))?"
+    r"(?: (?:that|this) way| up| like that)?)?\s*\?$"
+)
+
+
 @lru_cache(maxsize=1 << 14)  # a pure function of the text; Proposal is frozen
 def detect_proposal(text: str) -> Proposal | None:
     """Find a standing offer in an assistant turn; None for one-off actions and answers."""
@@ -539,6 +550,19 @@ def detect_proposal(text: str) -> Proposal | None:
         # a polite no?"
         if offers or norm.endswith("?") or ("?" in sentence and has_phrase(norm, _YOU)):
             found.append(sentence)
+    if not found:
+        # A standing sentence that offers nothing itself, then a bare offer question about
+        # it: "That could be the house rule for openings in general. Want me to work that
+        # way?"
+        said = sentences(text)
+        found = next(
+            (
+                [first, second]
+                for first, second in pairwise(said)
+                if _standing_sentence(first) and _BARE_OFFER.match(normalize(second))
+            ),
+            [],
+        )
     if not found:
         return None
     rule = " ".join(found)
@@ -559,7 +583,9 @@ _USER_RULE_RE = re.compile(
     r"\b(?:from now on|going forward|moving forward|in (?:the )?future|from here on|"
     r"always|never|whenever|every time|each time|by default|as a rule|automatically|"
     r"stop \w+ing|don't (?:ever|keep)|no more|anymore|any more|new (?:rule|policy)|on autopilot|"
-    r"on your own|ask me (?:first|before)|check with me (?:first|"
+    r"on your own|ask me (?:first|before)|henceforth|from today|"
+    r"without (?:checking|asking|clearing it|talking to me)|"
+    r"check with me (?:first|"
     r"before)|run (?:it|them) by me|(?:any|all|every) (?:\w+ )?(?:invitations?|invites?|"
     r"orders?|emails?|messages?|purchases?|events?|books?|requests?))\b"
 )
@@ -572,7 +598,27 @@ _USER_RULE_ACTION = re.compile(
     r"means?|go(?:es)? (?:straight )?to|(?:it's|it is) (?:the|a|an)|"
     r"turn\w* (?:\w+ )?down|commit\w*|say|skip\w*|go with|stick (?:to|with)|switch\w*|"
     r"route|fil(?:e|ing)|cop(?:y|ying)|make (?:it|that|them|those)|run (?:it|them|each one|"
-    r"those|these) (?:by|past) (?:me|us))\b"
+    r"those|these) (?:by|past) (?:me|us)|put (?:her|him|them|it|those|these) down|"
+    r"put (?:a|an) (?:yes|no|maybe)|gets?|go(?:es)? out)\b"
+)
+# "From now on the complex colour is Coastal Linen", "the usual now means the Family hamper"
+_USER_RULE_COPULA = re.compile(
+    r"^(?:so |and )?(?:(?:from now on|going forward|henceforth|from here on),? )?"
+    r"the [\w' -]{1,40}? (?:is|are|means)\b"
+)
+# "So the usual is now the Woolworths platter": a convention changed, with no other cue
+_NOW_MEANS = re.compile(
+    r"\bthe (?:usual|default|standard)\b[\w' -]{0,30}? (?:is now|now means|now is)\b"
+)
+# "the club meets on Tuesdays": a thing doing something is a description, not a rule
+_DESCRIBES = re.compile(
+    r"\b(?:the|a|an|my|our|his|her|their) \w+ \w+ed\b|"
+    r"\b(?:the|my|our|his|her|their) \w+s (?!(?:for|on|in|at|to|of|with|from|and|or)\b)\w+"
+)
+# The cues that make a sentence standing whatever it lacks in verbs: "Nonrefundable from
+# now on.", "From now on, Evah Gold for any string on the cello."
+_STRONG_STANDING = re.compile(
+    r"\b(?:from now on|going forward|henceforth|from here on(?: in)?|new rule|as of now)\b[,:]?"
 )
 
 
@@ -594,9 +640,22 @@ def detect_user_rule(text: str) -> str | None:
     rules: list[str] = []
     for i, s in enumerate(clauses):
         norm = normalize(s)
+        if _NOW_MEANS.search(norm) and not norm.endswith("?"):
+            rules.append(s)
+            continue
         if norm.endswith("?") or not _USER_RULE_RE.search(_SELF_HABIT.sub(" ", norm)):
             continue
-        if _USER_RULE_ACTION.search(norm):
+        if _USER_RULE_ACTION.search(norm) or _USER_RULE_COPULA.search(norm):
+            rules.append(s)
+            continue
+        rest = _STRONG_STANDING.sub(" ", norm)
+        if (
+            rest != norm
+            and content_stems(rest)
+            and not _CLAUSE_VERB.search(rest)
+            and not _DESCRIBES.search(rest)
+        ):
+            # a rule with no verb of its own: the standing words carry it
             rules.append(s)
             continue
         nxt = clauses[i + 1] if i + 1 < len(clauses) else ""
@@ -728,6 +787,9 @@ DIRECT_YES = (
     "works",
     "yes do",
     "i trust you",
+    "a thousand times yes",
+    "a million times yes",
+    "a hundred times yes",
 )
 REACTION = (
     "great",
@@ -1192,7 +1254,7 @@ def _starts_with(norm: str, phrases: tuple[str, ...]) -> str | None:
 # the reply all the same.
 _LEAD_FEELING = re.compile(
     r"^(?:(?:ay|ayy|ai|ah|ahh|oh|aw|eish|ha|haha|hah|honestly|frankly|truly|well|hey|wow|phew|"
-    r"ooh|god|gosh|lord|man)\b[,.!]*\s+)+"
+    r"ooh|god|gosh|lord|man|dios|dios mio|madre mia|mamma mia|mon dieu|gott)\b[,.!]*\s+)+"
 )
 
 
@@ -1216,7 +1278,7 @@ def _opens_with_yes(norm: str) -> str | None:
 
 _FILLER = frozenset(
     "honestly really actually idea good great call question course percent hundred thinking "
-    "shorthand drill it's that's thing ha oh".split()
+    "shorthand drill it's that's thing ha oh dios".split()
 )
 _NP_START_BAD = re.compile(
     r"^(?:that|this|there|so|but|because|if|when|since|ha|hah|haha|oh|ah|aw|god|gosh|lord|"
@@ -1254,14 +1316,15 @@ _START_ONLY = frozenset({"keep doing", "too easy", "sweet as", "nae bother"})
 # A word that only carries feeling ("Arre, of course!", "InshaAllah, that would be perfect")
 _INTERJECTION = re.compile(
     r"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|ay|ayy|ai|eish|"
-    r"honestly|frankly|well|so|"
+    r"honestly|frankly|well|so|dios|dios mio|madre mia|mamma mia|mon dieu|gott|"
     r"right|lovely|brilliant|grand|lekker|cheers|ta|wow|phew|bless you|easy)[.!]*$"
 )
 
 
 def _accept_only(clause: str) -> bool:
     """A clause that only says yes ("definitely", "go ahead", "that's a good idea")."""
-    norm = normalize(clause)
+    # "A thousand times yes" is a yes said loudly
+    norm = re.sub(r"\b(?:a )?(?:hundred|thousand|million) times\b", " ", normalize(clause))
     if not ACCEPT_CUE.search(norm):
         return False
     return not (content_stems(ACCEPT_CUE.sub(" ", norm)) - _FILLER)
@@ -1867,7 +1930,8 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         return Classification(Act.reject, proposal=proposal)
     # The user keeping the decision, with no yes ("I'll do it myself", "I'll take it party
     # by party"): "do it" there is the user's own doing.
-    plain_yes = _opens_with_yes(norm) or _YES_ANYWHERE.search(head)
+    # "That would honestly be a relief. ... I always reply late": a yes opens the reply.
+    plain_yes = _opens_with_yes(norm) or _YES_ANYWHERE.search(head) or _WOULD_BE_GOOD.match(norm)
     if _KEEPS_DECISION.search(norm) and not plain_yes and not _TASK_REQUEST.search(norm):
         return Classification(Act.reject, proposal=proposal)
 
@@ -2062,7 +2126,10 @@ _REMARK = re.compile(
     r"\bfor (?:the reasons?|that reason|good reason|the best|what it's worth|the record)\b|"
     r"\bthe only (?:ones?|things?|people|person|place|time) (?:i|we|she|he|they|you)\b|"
     r"\bwith (?:the|a|my|our|your) (?:usual |same |short |little )?(?:note|message|thanks|"
-    r"apology|apologies|regards|greeting|cover note|line)\b"
+    r"apology|apologies|regards|greeting|cover note|line)\b|"
+    # what happened before, as the reason: "After the rebooking fees we paid when Emil came early"
+    r"^after (?:the|all the|what|that|those|last|our|my)\b[^,]{0,80}\b(?:we|i|they|he|she|it) "
+    r"(?:\w+ed|paid|had|went|spent|lost|got|did|made|took|was|were)\b"
 )
 # Making the proposal itself standing: "Make it standard.", "Make that the rule."
 _MAKE_IT_SO = re.compile(
@@ -2080,9 +2147,13 @@ _APPROVING = re.compile(
     r"obviously|of course|absolutely|marvellous|brilliant|lovely|"
     r"forever|always|siempre|sempre|toujours|immer|on you go|every (?:single )?time)"
     r"(?:$|[.!,—-]| —)|"
+    # the pick, made standing: "Platino forever.", "Doh-re-mi all the way."
+    r"^(?:[\w'-]+ ){1,2}(?:forever|all the way|every single time)(?:[.!]|$)|"
     # "Blanket no it is.", "'The usual' it is.", "Seven it is."
     r"(?:^|[.!?]\s+)(?!(?:\S+ )*(?:what|how|why|where|who|as|that's|this)\b)(?:\S+ ){1,4}it is[.!]*$|"
     r"\b(?:sign me up|set and forget|that's the one|keep (?:them|those|'em|it) coming|"
+    r"(?:that's|that is) what (?:it's|it is|they're|they are|the (?:\w+ ){1,2}is) (?:there )?for|"
+    r"money well spent|worth every (?:penny|cent|peso|rand|pound|dollar|yen|euro)|"
     r"(?:you'd|you would|you're|you are) (?:be )?saving me|"
     r"what's not to (?:love|like)|why would (?:i|we|anyone) (?:ever )?say no|is the pope "
     r"catholic|(?:that's|thats) (?:\w+ ){0,2}sorted|sorted,? then|good shout|(?:you've|you have) got "
@@ -2157,9 +2228,10 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     content word and number of it is the proposal's ("View-only from now on" after "shared
     as a view-only link ... is that how you'd like client decks sent?"), with no word that
     limits ("only", "except", "but")?"""
-    norm = normalize(restriction)
+    norm = _units(normalize(restriction))
     if _LIMIT_WORD.search(norm):
         return False
+    proposal = _units(normalize(proposal))
     said = content_stems(proposal)
     said |= {w.removesuffix("ly") for w in said}  # "Local wins" after "the locally serviced"
     words = {
@@ -2168,7 +2240,25 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
         if not w.isdigit() and w not in HOUR_WORDS
     }
     numbers = set(_NUMBER.findall(_digits(norm)))
-    return words <= said and numbers <= set(_NUMBER.findall(_digits(normalize(proposal))))
+    return words <= said and numbers <= set(_NUMBER.findall(_digits(proposal)))
+
+
+# Units said in words or short: "Five kilos" is the "5 kg" size.
+_UNIT_WORDS = (
+    (re.compile(r"(?<=\d)(?=(?:kg|g|ml|l|lb|oz)\b)"), " "),
+    (re.compile(r"\bkilo(?:gram(?:me)?)?s?\b"), "kg"),
+    (re.compile(r"\bgram(?:me)?s?\b"), "g"),
+    (re.compile(r"\bmillilit(?:re|er)s?\b"), "ml"),
+    (re.compile(r"\blit(?:re|er)s?\b"), "l"),
+    (re.compile(r"\b(?:pounds|lbs)\b"), "lb"),
+    (re.compile(r"\bounces?\b"), "oz"),
+)
+
+
+def _units(norm: str) -> str:
+    for pattern, unit in _UNIT_WORDS:
+        norm = pattern.sub(unit, norm)
+    return norm
 
 
 # "Through Okada-san, always" after "papers going to Okada-san": the route, said again.

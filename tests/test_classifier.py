@@ -1132,3 +1132,142 @@ _STANDING_DECLINE = (
 )
 def test_a_yes_after_a_word_of_feeling_or_in_another_language(reply: str, act: Act) -> None:
     assert classify_reply(_STANDING_DECLINE, reply).act is act
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        "I've said maybe to the gallery. That could be the house rule for openings and talks "
+        "in general: a maybe from me first. Want me to work that way?",
+        "Booked the aisle seat. Aisle seats on every flight could be your standard from now "
+        "on. Shall I?",
+    ],
+)
+def test_a_bare_offer_question_offers_the_standing_sentence_before_it(assistant: str) -> None:
+    proposal = detect_proposal(assistant)
+    assert proposal is not None and proposal.is_question
+    reply = "That's basically how we do it anyway."
+    assert classify_reply(assistant, "Yes, do that.").act is Act.accept
+    assert classify_reply(assistant, reply).act is not Act.no_proposal
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        # a question that asks something of its own, or no offer at all
+        "I've said maybe to the gallery. Openings in general tend to run late. Anything else?",
+        "Booked the aisle seat. Want me to add a meal?",
+    ],
+)
+def test_no_bare_offer_without_a_standing_sentence_or_with_an_object(assistant: str) -> None:
+    assert detect_proposal(assistant) is None
+
+
+@pytest.mark.parametrize(
+    "reply", ["That's what it's there for.", "That is what the intake desk is there for."]
+)
+def test_what_it_is_there_for_accepts(reply: str) -> None:
+    assistant = (
+        "I've sent the report to the intake desk. Is the intake desk where your reports should "
+        "go from here on?"
+    )
+    assert classify_reply(assistant, reply).act is Act.accept
+
+
+_BEANS = (
+    "I took the 5 kg bag, arriving Thursday. Per kilo it's about 20 percent cheaper than the "
+    "1 kg bags. Shall I go with the 5 kg size every time we restock beans?"
+)
+_FARE = (
+    "Booked the Flex fare, $300 more than the basic one, but you can change dates for free. "
+    "Should I go for the flexible fare whenever I book flights for you?"
+)
+
+
+@pytest.mark.parametrize(
+    ("assistant", "reply", "act"),
+    [
+        # the proposal's own pick said again, in other units, limits nothing
+        (_BEANS, "Five kilos, yes. We always run out at the worst moment.", Act.accept),
+        (_BEANS, "Two kilos, yes.", Act.scoped),  # another size is a limit
+        # a yes said loudly, or after an exclamation in another language
+        (_FARE, "A thousand times yes. Never paying a change fee again.", Act.accept),
+        (_FARE, "Dios, yes. That rebooking cost us a fortune.", Act.accept),
+        # what happened before, given as the reason, is no time limit
+        (
+            _FARE,
+            "After the fees we paid when the baby came early, that's money well spent.",
+            Act.accept,
+        ),
+        (_FARE, "After the summer, yes.", Act.scoped),
+    ],
+)
+def test_restated_picks_loud_yeses_and_reasons_are_no_limits(
+    assistant: str, reply: str, act: Act
+) -> None:
+    assert classify_reply(assistant, reply).act is act
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Nonrefundable from now on. I never cancel these.", "Nonrefundable from now on."),
+        (
+            "Yvette talked me round. From now on, Evah Gold for any string on the cello.",
+            "From now on, Evah Gold for any string on the cello.",
+        ),
+        (
+            "The AGM voted. From now on the complex colour is Coastal Linen, not Harbour Mist.",
+            "From now on the complex colour is Coastal Linen, not Harbour Mist.",
+        ),
+        (
+            "She's busy with weddings. So the usual is now the supermarket platter, not hers.",
+            "So the usual is now the supermarket platter, not hers.",
+        ),
+        (
+            "New rule: put her down as a maybe on party invites until I've talked to Kara.",
+            "New rule: put her down as a maybe on party invites until I've talked to Kara.",
+        ),
+        (
+            "It upset her last time. Don't send her anything about Dad without checking with me.",
+            "Don't send her anything about Dad without checking with me.",
+        ),
+        # descriptions and plans of the user's own are no rules
+        ("From now on I'm working from home on Fridays.", None),
+        ("From now on, the kids walk to school.", None),
+        ("The party is now at 7.", None),
+    ],
+)
+def test_standing_instructions_without_the_usual_verbs(text: str, rule: str | None) -> None:
+    assert detect_user_rule(text) == rule
+
+
+_BUS = (
+    "Booked you on the Platino coach, seat 12; the fully reclining seats make a real "
+    "difference overnight. Should Platino be what I pick from now on whenever I book buses?"
+)
+_CARE = (
+    "Accepted the care meeting. Her office sends these every few months, so if you'd like, "
+    "I'll accept them straight away whenever your calendar has room."
+)
+
+
+@pytest.mark.parametrize(
+    ("assistant", "reply", "act"),
+    [
+        # the pick made standing, with a remark of what the user would rather not do
+        (
+            _BUS,
+            "Platino forever. I'd rather skip a dinner out than six hours in a cheap seat.",
+            Act.accept,
+        ),
+        (_BUS, "Platino forever? No, ask me each time.", Act.reject),
+        # a yes that opens the reply, then a habit of the user's ("I always reply late")
+        (_CARE, "That would honestly be a relief. I always reply late.", Act.accept),
+        (_CARE, "That would be a nightmare. I'll reply myself.", Act.reject),
+    ],
+)
+def test_a_pick_made_standing_or_an_opening_yes_outweighs_a_later_habit(
+    assistant: str, reply: str, act: Act
+) -> None:
+    assert classify_reply(assistant, reply).act is act
