@@ -1215,7 +1215,8 @@ _FOR_SCOPE = re.compile(
 _ACCEPT_EXTRA = re.compile(
     r"\b(?:lock it in|go with it|take (?:them|it|those)|treat (?:it|that) as|hundred percent|"
     r"100 ?%|that's the dream|thank god|good (?:call|thinking|instinct|idea)|"
-    r"\w+ it is|(?:god|oh|ay|ai|ah|aw|ooh|eish),? please(?!,? (?:don't|do not|no|stop|never)\b)|^please[.!]?$|^please\. |works for me|deal|"
+    r"\w+ it is|(?:god|oh|ay|ai|ah|aw|ooh|eish),? please(?!,? (?:don't|do not|no|stop|never)\b)|"
+    r"^please[.!]?$|^please\. |works for me|deal|"
     # "please" in other languages, opening the reply: "Por favor. If I went to every one ..."
     r"^(?:(?:ay|ai|oh|ah),? )?(?:por favor|bitte|s'il (?:te|vous) pla[iî]t|per favore|tafadhali)"
     r"(?=$|[.!,]))"
