@@ -380,6 +380,19 @@ KINDS: dict[str, frozenset[str]] = {
         "groceries": "milk bread eggs cheese butter coffee tea rice pasta flour sugar fruit "
         "vegetables produce cereal yogurt",
         "toiletries": "shampoo conditioner toothpaste soap deodorant razor sunscreen lotion",
+        # kinds a scope names by their everyday word, and what is of that kind by its name
+        "household": "toilet tissue tissues towels detergent laundry dishwasher bleach sponge "
+        "sponges wipes foil bin-bags cleaner cleaning softener",
+        "whiteware": "appliance appliances washer dryer drier fridge refrigerator freezer "
+        "dishwasher oven stove cooktop range",
+        "laptop": "macbook thinkpad chromebook notebook ultrabook",
+        "tablet": "ipad",
+        "marker": "copic sharpie promarker posca highlighter highlighters felt-tip",
+        "pen": "biro rollerball ballpoint fineliner fountain",
+        "software": "app apps application lightroom photoshop illustrator indesign acrobat "
+        "autocad sketchup revit archicad licence license plugin plug-in antivirus",
+        "magazine": "magazines quarterly monthly weekly journal zine periodical gazette",
+        "tax": "1099 1040 w-2 w2 w-9 w9 w-4 p60 p45 p11d t4 hmrc irs",
     }.items()
 }
 CHANNELS = ("email", "text", "sms", "slack", "internal", "external", "personal", "work address")

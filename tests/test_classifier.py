@@ -1111,7 +1111,7 @@ _STANDING_DECLINE = (
     ("reply", "act"),
     [
         # a yes after a word of feeling still opens the reply
-        ("Honestly, yes. Less guilt for me if you're the one saying no.", Act.accept),
+        ("Honestly, yes. I hate being the one who turns people down.", Act.accept),
         ("Ay, please. I never know what to tell them anyway.", Act.accept),
         ("Oh man, absolutely.", Act.accept),
         # "please" and "always" in other languages
@@ -1121,7 +1121,7 @@ _STANDING_DECLINE = (
         # approvals that name the arrangement
         ("Exactly how it should be. I want them off my desk.", Act.accept),
         ("That's the route. Nobody needs me at those.", Act.accept),
-        ("Let's make that the usual, then.", Act.accept),
+        ("Let's make that the usual for everyone, then.", Act.accept),
         # the feeling does not turn a no or a sneer into a yes
         ("Ha, absolutely not.", Act.reject),
         ("Oh yes, because nothing says loyalty like an auto-reply. No thanks.", Act.reject),

@@ -213,9 +213,10 @@ def test_the_gate_places_a_scoped_call_by_meaning_when_given_a_meaning_similarit
     )
     facts = CallFacts(
         tool="purchase",
-        args={"product_id": "tabs"},
-        request="We are nearly out of the dishwasher tabs.",
-        entity_text="Finish dishwasher tabs",
+        args={"product_id": "gloves"},
+        # no word of the scope or of its kinds (dishwasher tabs are household now)
+        request="We are nearly out of the rubber gloves for the sink.",
+        entity_text="Marigold rubber gloves, medium",
         amount=14.0,
     )
 

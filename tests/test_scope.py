@@ -560,13 +560,15 @@ def by_words(table: dict[tuple[str, str], float]) -> Any:
     return meaning
 
 
-DISHWASHER = facts("purchase", request="We are nearly out of the Finish dishwasher tabs.")
+# An item of the allowed kind in no word the scope or its kinds use (dishwasher tabs now are:
+# `KINDS["household"]`), so only meaning can place it.
+DISHWASHER = facts("purchase", request="We are nearly out of the rubber gloves for the sink.")
 
 
 def test_a_call_meaning_the_allowed_side_is_inside() -> None:
     scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
     assert match_scope(scope, DISHWASHER).inside is False  # no shared word: outside
-    meaning = by_words({("dishwasher", "kitchen"): 0.45, ("dishwasher", "medical"): 0.05})
+    meaning = by_words({("gloves", "kitchen"): 0.45, ("gloves", "medical"): 0.05})
     verdict = match_scope(scope, DISHWASHER, meaning)
     assert verdict.inside is True
     assert "rather than" in verdict.diff
@@ -576,11 +578,11 @@ def test_a_call_meaning_the_allowed_side_is_inside() -> None:
     "table",
     [
         # closer to the allowed side, but not by the margin
-        {("dishwasher", "kitchen"): 0.40, ("dishwasher", "medical"): 0.30},
+        {("gloves", "kitchen"): 0.40, ("gloves", "medical"): 0.30},
         # clear of the handed-back side, but about neither side in its own right
-        {("dishwasher", "kitchen"): 0.20, ("dishwasher", "medical"): -0.10},
+        {("gloves", "kitchen"): 0.20, ("gloves", "medical"): -0.10},
         # closer to what was handed back
-        {("dishwasher", "kitchen"): 0.10, ("dishwasher", "medical"): 0.50},
+        {("gloves", "kitchen"): 0.10, ("gloves", "medical"): 0.50},
     ],
 )
 def test_a_call_not_clearly_meaning_the_allowed_side_stays_outside(
@@ -886,3 +888,44 @@ def test_a_hand_back_pointing_to_the_sentence_before_hands_that_back() -> None:
     away = facts(entity_text="Annual dinner, Christchurch (bus from Dunedin)")
     assert match_scope(scope, away).inside is False
     assert match_scope(scope, facts(entity_text="Committee lunch, Dunedin")).inside is True
+
+
+@pytest.mark.parametrize(
+    ("reply", "clause", "call", "inside"),
+    [
+        (
+            "Tax forms, go ahead. Bank letters I'd rather see first.",
+            "Tax forms",
+            facts("send", request="My corrected 1099 came in.", entity_text="1099-NEC 2025"),
+            True,
+        ),
+        (
+            "For the magazines, yes. Blogs and podcasts, ask me.",
+            "For the magazines",
+            facts("send", request="The invoice for Harbour Quarterly is ready."),
+            True,
+        ),
+        (
+            "For tablets and laptops, sure. Phones, ask me.",
+            "For tablets and laptops",
+            facts("purchase", request="Order the 13-inch MacBook Air."),
+            True,
+        ),
+        (
+            "For tablets and laptops, sure. Phones, ask me.",
+            "For tablets and laptops",
+            facts("purchase", request="Order the iPhone 16."),
+            False,
+        ),
+        (
+            "For the big whiteware, go ahead. Small appliances like kettles, ask me.",
+            "For the big whiteware",
+            facts("purchase", request="The dryer is done for; get the vented 8kg one."),
+            True,
+        ),
+    ],
+)
+def test_a_kind_named_by_its_everyday_word_takes_in_its_members(
+    reply: str, clause: str, call: CallFacts, inside: bool
+) -> None:
+    assert match_scope(parse_scope(reply, TODAY, clause), call).inside is inside
