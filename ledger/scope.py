@@ -358,7 +358,8 @@ SYNONYMS: dict[str, frozenset[str]] = {
         "internal": "internal company coworker colleague team office work",
         "friend": "friend friends buddy pal",
         "client": "client clients customer customers",
-        "kid": "kid kids child children son daughter",
+        "kid": "kid kids child children son daughter girl girls boy boys toddler",
+        "refundable": "refundable flex flexible changeable",
     }.items()
 }
 # Kinds and what falls under them, one way only: a limit to "clothes" takes in jeans, but a
@@ -393,6 +394,10 @@ KINDS: dict[str, frozenset[str]] = {
         "autocad sketchup revit archicad licence license plugin plug-in antivirus",
         "magazine": "magazines quarterly monthly weekly journal zine periodical gazette",
         "tax": "1099 1040 w-2 w2 w-9 w9 w-4 p60 p45 p11d t4 hmrc irs",
+        "common": "hallway hallways stairwell stairwells stairs lobby lift lifts elevator "
+        "elevators corridor corridors entrance foyer courtyard",
+        "art": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
+        "arts": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
     }.items()
 }
 CHANNELS = ("email", "text", "sms", "slack", "internal", "external", "personal", "work address")
@@ -1016,6 +1021,8 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     def found(key: str) -> bool:
         return (
             key in text_stems
+            # an acronym's plural keeps its s through stemming: "GPs" is a GP
+            or (len(key) <= 4 and key.endswith("s") and key[:-1] in text_stems)
             or bool(_expand({key}) & text_stems)
             or bool(KINDS.get(key, frozenset()) & text_stems)
         )

@@ -923,6 +923,31 @@ def test_a_hand_back_pointing_to_the_sentence_before_hands_that_back() -> None:
             facts("purchase", request="The dryer is done for; get the vented 8kg one."),
             True,
         ),
+        (
+            "For the common areas, go ahead. Anything inside a flat, ask me.",
+            "For the common areas",
+            facts("send", request="The light in the third-floor stairwell is out."),
+            True,
+        ),
+        (
+            "Arts groups, sure. Businesses, ask me.",
+            "Arts groups",
+            facts("send", request="The puppet theatre wants my rate sheet."),
+            True,
+        ),
+        # an acronym's plural: "GPs" takes in a GP, and not a specialist
+        (
+            "For GPs, the summary. Specialists, ask me.",
+            "For GPs",
+            facts("send", request="Her GP at the medical centre wants the summary."),
+            True,
+        ),
+        (
+            "For GPs, the summary. Specialists, ask me.",
+            "For GPs",
+            facts("send", request="Her orthopaedic specialist wants the summary."),
+            False,
+        ),
     ],
 )
 def test_a_kind_named_by_its_everyday_word_takes_in_its_members(
