@@ -392,10 +392,10 @@ KINDS: dict[str, frozenset[str]] = {
         "pen": "biro rollerball ballpoint fineliner fountain",
         "software": "app apps application lightroom photoshop illustrator indesign acrobat "
         "autocad sketchup revit archicad licence license plugin plug-in antivirus",
-        "magazine": "magazines quarterly monthly weekly journal zine periodical gazette",
+        "magazine": "magazines quarterly journal zine periodical gazette",
         "tax": "1099 1040 w-2 w2 w-9 w9 w-4 p60 p45 p11d t4 hmrc irs",
-        "common": "hallway hallways stairwell stairwells stairs lobby lift lifts elevator "
-        "elevators corridor corridors entrance foyer courtyard",
+        "common": "hallway hallways stairwell stairwells stairs lobby elevator elevators "
+        "corridor corridors foyer courtyard",
         "art": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
         "arts": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
     }.items()
