@@ -562,14 +562,14 @@ def by_words(table: dict[tuple[str, str], float]) -> Any:
 
 # An item of the allowed kind in no word the scope or its kinds use (dishwasher tabs now are:
 # `KINDS["household"]`), so only meaning can place it.
-DISHWASHER = facts("purchase", request="We are nearly out of the rubber gloves for the sink.")
+GLOVES = facts("purchase", request="We are nearly out of the rubber gloves for the sink.")
 
 
 def test_a_call_meaning_the_allowed_side_is_inside() -> None:
     scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
-    assert match_scope(scope, DISHWASHER).inside is False  # no shared word: outside
+    assert match_scope(scope, GLOVES).inside is False  # no shared word: outside
     meaning = by_words({("gloves", "kitchen"): 0.45, ("gloves", "medical"): 0.05})
-    verdict = match_scope(scope, DISHWASHER, meaning)
+    verdict = match_scope(scope, GLOVES, meaning)
     assert verdict.inside is True
     assert "rather than" in verdict.diff
 
@@ -589,7 +589,7 @@ def test_a_call_not_clearly_meaning_the_allowed_side_stays_outside(
     table: dict[tuple[str, str], float],
 ) -> None:
     scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
-    assert match_scope(scope, DISHWASHER, by_words(table)).inside is False
+    assert match_scope(scope, GLOVES, by_words(table)).inside is False
 
 
 def allowed_side_of(scope: Scope) -> Any:
@@ -604,7 +604,7 @@ def allowed_side_of(scope: Scope) -> Any:
 def test_meaning_never_overrides_an_excluded_word_a_name_or_an_empty_other_side() -> None:
     scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
     pills = facts("purchase", request="Reorder my blood pressure pills, the medical ones.")
-    assert match_scope(scope, DISHWASHER, allowed_side_of(scope)).inside is True
+    assert match_scope(scope, GLOVES, allowed_side_of(scope)).inside is True
     assert match_scope(scope, pills, allowed_side_of(scope)).inside is False  # excluded
     # A name is an exact limit: a market in Eugene is not a Portland market.
     markets = parse_scope(
@@ -701,7 +701,7 @@ def test_a_failing_meaning_model_fails_closed() -> None:
         raise RuntimeError("model down")
 
     scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
-    assert match_scope(scope, DISHWASHER, broken).inside is False
+    assert match_scope(scope, GLOVES, broken).inside is False
 
 
 def test_offline_minilm_places_a_call_by_meaning() -> None:
