@@ -592,14 +592,14 @@ _USER_RULE_RE = re.compile(
 _USER_RULE_ACTION = re.compile(
     r"\b(?:rsvp\w*|declin\w*|accept\w*|buy\w*|order\w*|purchas\w*|reorder\w*|send\w*|"
     r"email\w*|forward\w*|repl\w*|cc|bcc|text\w*|messag\w*|sign\w*|ask me|check with me|"
-    r"get|pick\w*|choos\w*|attach\w*|shar\w*|respond\w*|answer\w*|put (?:me|us) down|mark\w*|"
+    r"gets?|pick\w*|choos\w*|attach\w*|shar\w*|respond\w*|answer\w*|put (?:me|us) down|mark\w*|"
     r"book\w*|tell (?:them|him|her|'em|people|everyone) (?:no|yes|maybe)|ask (?:which|what|how)|"
     # a convention: what a word means from now on, where things go, what "the usual" is
     r"means?|go(?:es)? (?:straight )?to|(?:it's|it is) (?:the|a|an)|"
     r"turn\w* (?:\w+ )?down|commit\w*|say|skip\w*|go with|stick (?:to|with)|switch\w*|"
     r"route|fil(?:e|ing)|cop(?:y|ying)|make (?:it|that|them|those)|run (?:it|them|each one|"
     r"those|these) (?:by|past) (?:me|us)|put (?:her|him|them|it|those|these) down|"
-    r"put (?:a|an) (?:yes|no|maybe)|gets?|go(?:es)? out)\b"
+    r"put (?:a|an) (?:yes|no|maybe)|go(?:es)? out)\b"
 )
 # "From now on the complex colour is Coastal Linen", "the usual now means the Family hamper"
 _USER_RULE_COPULA = re.compile(
@@ -1253,10 +1253,14 @@ def _starts_with(norm: str, phrases: tuple[str, ...]) -> str | None:
 
 # Words of feeling before the answer ("Ay, please.", "Honestly, yes."): the answer opens
 # the reply all the same.
+# Exclamations that carry only feeling, in English and other languages.
+_EXCLAIM = r"ay|ayy|ai|eish|honestly|frankly|dios|dios mio|madre mia|mamma mia|mon dieu|gott"
 _LEAD_FEELING = re.compile(
-    r"^(?:(?:ay|ayy|ai|ah|ahh|oh|aw|eish|ha|haha|hah|honestly|frankly|truly|well|hey|wow|phew|"
-    r"ooh|god|gosh|lord|man|dios|dios mio|madre mia|mamma mia|mon dieu|gott)\b[,.!]*\s+)+"
+    rf"^(?:(?:{_EXCLAIM}|ah|ahh|oh|aw|ha|haha|hah|truly|well|hey|wow|phew|ooh|god|gosh|lord|"
+    r"man)\b[,.!]*\s+)+"
 )
+# "Please don't", also after a word of feeling ("Oh, please don't."), is no yes.
+_BEGS_NOT = ("please don't", "please do not", "please no", "please stop", "please never")
 
 
 def _opens_with_yes(norm: str) -> str | None:
@@ -1269,7 +1273,7 @@ def _opens_with_yes(norm: str) -> str | None:
     # algorithm. No thanks.") or a negated yes ("Ha, absolutely not.") is no yes.
     if _NO_ANYWHERE.search(norm) or _starts_with(lead, _NEGATED_START):
         return None
-    if _starts_with(lead, ("please don't", "please do not", "please no", "please stop")):
+    if _starts_with(lead, _BEGS_NOT):
         return None
     head = _starts_with(lead, DIRECT_YES)
     if head and re.match(rf"{re.escape(head)}\W*(?:not|never)\b", lead):
@@ -1316,9 +1320,8 @@ _ELSE = re.compile(
 _START_ONLY = frozenset({"keep doing", "too easy", "sweet as", "nae bother"})
 # A word that only carries feeling ("Arre, of course!", "InshaAllah, that would be perfect")
 _INTERJECTION = re.compile(
-    r"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|ay|ayy|ai|eish|"
-    r"honestly|frankly|well|so|dios|dios mio|madre mia|mamma mia|mon dieu|gott|"
-    r"right|lovely|brilliant|grand|lekker|cheers|ta|wow|phew|bless you|easy)[.!]*$"
+    rf"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|{_EXCLAIM}|"
+    r"well|so|right|lovely|brilliant|grand|lekker|cheers|ta|wow|phew|bless you|easy)[.!]*$"
 )
 
 
@@ -1756,11 +1759,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         or _starts_with(norm, ("love it", "love that", "love this"))
         or _echoes_yes(assistant, user_sents[0])
     )
-    # "Please don't", also after a word of feeling ("Oh, please don't."), is no yes.
-    begs_not = _starts_with(
-        _LEAD_FEELING.sub("", norm),
-        ("please don't", "please do not", "please no", "please stop", "please never"),
-    )
+    begs_not = _starts_with(_LEAD_FEELING.sub("", norm), _BEGS_NOT)
     if begs_not:
         yes = None
     question = norm.rstrip().endswith("?")

@@ -396,7 +396,6 @@ KINDS: dict[str, frozenset[str]] = {
         "tax": "1099 1040 w-2 w2 w-9 w9 w-4 p60 p45 p11d t4 hmrc irs",
         "common": "hallway hallways stairwell stairwells stairs lobby elevator elevators "
         "corridor corridors foyer courtyard",
-        "art": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
         "arts": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
     }.items()
 }
