@@ -19,6 +19,7 @@ from ledger.text import (
     ACCEPT_CUE,
     ASK_BACK,
     HOUR_WORDS,
+    MONEY_AMOUNT,
     THINGS_GOING,
     content_stems,
     has_phrase,
@@ -1300,7 +1301,7 @@ _FOR_LIMIT = re.compile(
     r"\b(?:for|with) (?!now\b|sure\b|real\b|example\b|once\b|me\b|you\b|it\b|that\b|this\b|"
     r"asking\b|sure\b|good\b|ages\b|years\b)[\w'$]"
 )
-_MONEY = re.compile(r"\$\s?\d|\b\d[\d,.]*\s*(?:dollars|bucks|usd)\b|\b(?:hundred|thousand|grand)\b")
+_MONEY = re.compile(MONEY_AMOUNT.pattern + r"|\b(?:hundred|thousand|grand)\b")
 _CONTRAST_ANY = re.compile(
     r"\b[\w' -]{2,40},\s*(?:but )?not (?!a problem|a big deal|an issue|bad|at all|a bother|"
     r"to worry|sure|really|yet|now|necessarily)\w"

@@ -20,7 +20,18 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from ledger.model import Scope
-from ledger.text import ASK_BACK, HOUR_WORDS, STOPWORDS, normalize, sides, stem, words
+from ledger.text import (
+    ASK_BACK,
+    CURRENCY_SIGN,
+    CURRENCY_WORD,
+    HOUR_WORDS,
+    MONEY_AMOUNT,
+    STOPWORDS,
+    normalize,
+    sides,
+    stem,
+    words,
+)
 
 _NUMBER_WORDS = {
     "ten": 10,
@@ -59,10 +70,12 @@ _NUMBER_WORDS = {
 }
 # Currency words say how much, never which case.
 _CURRENCY_WORDS = frozenset(
-    "dollar dollars buck bucks euro euros pound pounds quid cent cents pence usd eur gbp".split()
+    "dollar dollars buck bucks euro euros pound pounds quid cent cents pence usd eur gbp yen "
+    "yuan rupee rupees peso pesos rand reais kroner kronor krona krone franc francs baht "
+    "ringgit dirham dirhams shilling shillings naira cedi cedis zloty lira".split()
 )
 _NUM = (
-    r"[$€£]?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b|grand\b|thousand\b)?|("
+    r"(?:" + CURRENCY_SIGN + r")?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b|grand\b|thousand\b)?|("
     + "|".join(sorted((re.escape(k) for k in _NUMBER_WORDS), key=len, reverse=True))
     + r")(?:\s+(grand|thousand)\b)?"
 )
@@ -73,13 +86,14 @@ _MAX_RE = re.compile(
     r"\s+(?:about |around |roughly |like |a budget of )?(?:" + _NUM + r")"
 )
 _MAX_AFTER_RE = re.compile(
-    r"(?:" + _NUM + r")\s*(?:dollars|bucks|usd|euros?|pounds|quid)?\s*"
+    r"(?:" + _NUM + r")\s*(?:" + CURRENCY_WORD + r")?\s*"
     r"(?:or less|or under|max\b|tops\b|or below)"
 )
 _MIN_RE = re.compile(r"\b(?:over|above|more than|at least)\s+(?:" + _NUM + r")")
 _MONEY_HINT = re.compile(
-    r"[$€£]|dollar|buck|usd|euro|\beur\b|pounds? sterling|\bquid\b|\bgbp\b|price|cost|spend|"
-    r"budget|\bk\b|grand"
+    r"[$€£¥₹₩₱₦₪₺₫฿]|" + CURRENCY_SIGN + r"\d[\d,.]*(?![\w-])|\b" + CURRENCY_WORD + r"\b|dollar|"
+    r"buck|euro|"
+    r"pounds? sterling|price|cost|spend|budget|\bk\b|grand"
 )
 _PARTY_RE = re.compile(r"\b(?:party|group|table) of (\d+)|\bup to (\d+) (?:people|guests|of us)")
 _DAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
@@ -603,9 +617,9 @@ def _parse_scope(
         text=(clause or text).strip(), allowed_text=limit_src.strip(), back_text=" ".join(back)
     )
     # "Under three hundred" after "your day rate is $450": the proposal says it is money.
-    money_talk = bool(_MONEY_HINT.search(norm) or re.search(r"[$€£]\s?\d", f"{proposal} {turn}"))
+    money_talk = bool(_MONEY_HINT.search(norm) or MONEY_AMOUNT.search(f"{proposal} {turn}"))
     for m in _MAX_RE.finditer(norm):
-        if money_talk or re.search(r"[$€£]", m.group(0)):
+        if money_talk or re.search(CURRENCY_SIGN, m.group(0)):
             scope.max_amount = _amount(m)
             break
     if scope.max_amount is None:
@@ -695,6 +709,10 @@ def _parse_scope(
     # cheap, like under fifty a head"): the amount is the limit.
     if scope.max_amount is not None or scope.min_amount is not None:
         attached |= _AMOUNT_WORDS
+        # "As long as the bag comes in under 25,000 yen": the thing priced is what the
+        # arrangement is about, and how its price is said is no kind either.
+        for m in _PRICED_RE.finditer(positive):
+            attached |= {stem(w) for w in m.group(0).split()}
     # "Whatever Carol schedules": what the person does picks their things, it is no kind.
     for m in _WHATEVER_RE.finditer(src_positive):
         if m.group(1) in scope.people:
@@ -722,6 +740,12 @@ def _parse_scope(
 
 _EXAMPLES_RE = re.compile(
     r"\b(?:like|such as|e\.g\.?|including|for example)\s+[^.;:!?]*", re.IGNORECASE
+)
+_PRICED_RE = re.compile(
+    r"\b(?:as long as|so long as|if|when|provided|providing)(?: that)? (?:the |it |they |each |"
+    r"a |an |one )?(?:\w+ ){0,2}?\w+ (?:comes? in|comes? out|costs?|is|are|stays?|runs?|works? "
+    r"out)(?= (?:at |to |around |about )?(?:under|below|less than|at most|no more than|over|"
+    r"above|more than)\b)"
 )
 _OTHER_KIND_RE = re.compile(r"\b(?:the )?(?:other|rest of the|all the other) (\w+)")
 _AMOUNT_WORDS = frozenset(
@@ -789,12 +813,15 @@ def _split_negated(text: str) -> tuple[str, str]:
     return parts[0] + " " + parts[1][end.end() :], parts[1][: end.end()]
 
 
+_AMOUNT_WORD = re.compile(r"^(?:" + CURRENCY_SIGN + r")?\d")
+
+
 def _keys(text: str) -> set[str]:
     out = set()
     for w in (p.removesuffix("'s") for tok in words(text) for p in tok.split("-")):
         if w in STOPWORDS or w in GENERIC or w in _FUNCTION_WORDS or w in _TIME_WORDS or len(w) < 3:
             continue
-        if re.match(r"^[$€£]?\d", w) or w in _NUMBER_WORDS or w in _CURRENCY_WORDS:
+        if _AMOUNT_WORD.match(w) or w in _NUMBER_WORDS or w in _CURRENCY_WORDS:
             continue
         out.add(stem(w))
     return out
@@ -882,11 +909,6 @@ def _channel_of(facts: CallFacts) -> str | None:
     return None
 
 
-_MONEY = re.compile(
-    r"[$€£]\s?(\d[\d,]*(?:\.\d+)?)|\b(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|bucks|euros?|pounds)\b"
-)
-
-
 _DAY_NAME_RE = re.compile(
     r"\b((?i:(?:mon|tues|wednes|thurs|fri|satur|sun)day))s?\b|\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b(?!')"
 )
@@ -902,7 +924,7 @@ def _stated_amount(request: str) -> float | None:
     """The one amount of money the user's request states ("the Uber receipt, $46.20"), if
     it states exactly one; a call with no price of its own (sending a receipt) is judged
     on it."""
-    found = {float((a or b).replace(",", "")) for a, b in _MONEY.findall(request)}
+    found = {float((a or b).replace(",", "")) for a, b in MONEY_AMOUNT.findall(request)}
     return found.pop() if len(found) == 1 else None
 
 

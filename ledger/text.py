@@ -8,6 +8,26 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9$][a-z0-9$'.-]*[a-z0-9]|[a-z0-9$]")
+# Money in any currency, in lower-cased text: a sign or code before the number ("$40",
+# "nz$40", "¥25,000", "r150" for rand, "rs 500", "kr 200") or a word after it ("25,000
+# yen", "300 pesos", "150 rand"). "Pound" alone is also a weight and "won" a verb: those
+# two count only where a currency is sure ("pounds sterling", a sign).
+CURRENCY_SIGN = (
+    r"(?:(?:us|nz|au|a|c|hk|s|r)\$|[$€£¥₹₩₱₦₪₺₫฿]|\b(?:r|rs\.?|kr\.?|chf|zł)\s?(?=\d))"
+)
+CURRENCY_WORD = (
+    r"(?:dollars?|bucks?|usd|euros?|eur|pounds|quid|gbp|yen|jpy|yuan|rmb|cny|rupees?|inr|"
+    r"pesos?|mxn|rand|zar|reais|brl|kroner|kronor|krona|krone|nok|sek|dkk|francs?|chf|krw|"
+    r"baht|thb|ringgit|myr|dirhams?|aed|shillings?|kes|naira|ngn|cedis?|ghs|zloty|pln|lira|"
+    r"nzd|aud|cad|sgd|hkd|php|rupiah|idr|vnd|huf|czk)"
+)
+# An amount of money stated in a text: the number is group 1 (after a sign) or 2 (before
+# a currency word).
+MONEY_AMOUNT = re.compile(
+    CURRENCY_SIGN + r"\s?(\d[\d,]*(?:\.\d+)?)(?![\w-])|\b(\d[\d,]*(?:\.\d+)?)\s?"
+    + CURRENCY_WORD + r"\b",
+    re.IGNORECASE,
+)
 _SENT = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+|\n+|;\s+|\s+--?\s+|\s+—\s+")
 
 STOPWORDS = frozenset(
@@ -448,7 +468,7 @@ _NUMBER_WORDS = {
 # "three of them", "two copies", "a pair", "one apiece for all three", "4 packs"
 _QUANTITY = re.compile(
     r"\b(?:(?P<word>two|three|four|five|six|seven|eight|nine|ten)\b(?! (?:days?|weeks?|"
-    r"months?|years?|hours?|minutes?|pm|am|o'clock|dollars|bucks|euros|pounds|quid|times)\b)|"
+    r"months?|years?|hours?|minutes?|pm|am|o'clock|times|" + CURRENCY_WORD + r")\b)|"
     r"a (?P<pair>pair|dozen)\b|(?P<digits>\d{1,2}) (?:of (?:them|those|these)|copies|packs?|"
     r"boxes|bags|cases|units|pairs|sets|bottles|tickets)\b|for (?:all|each of the) "
     r"(?P<all>two|three|four|five|six)\b|(?P<both>both) of (?:them|us))"

@@ -812,6 +812,45 @@ def test_a_price_handed_back_with_confirm_the_count_with_me_is_a_cap() -> None:
 
 
 @pytest.mark.parametrize(
+    "text,cap",
+    [
+        ("The small ones, up to about R150, knock yourself out.", 150),
+        ("Anything under ¥3,000 is fine.", 3000),
+        ("Up to 300 pesos, go ahead.", 300),
+        ("Fine for anything under ₹2,000.", 2000),
+        ("Up to NZ$40, sure.", 40),
+        ("Under 5,000 yen or less, yes.", 5000),
+    ],
+)
+def test_money_in_any_currency_is_a_cap(text: str, cap: float) -> None:
+    scope = parse_scope(text, TODAY)
+    assert scope.max_amount == cap
+    # the amount is the limit, not a kind of thing named "r150" or "yen"
+    assert not {"r150", "yen", "peso", "pesos"} & set(scope.categories)
+
+
+def test_a_count_in_currency_words_is_no_cap_without_money() -> None:
+    # "R2" only counts as rand before a number that ends the word
+    assert parse_scope("Only the R2-D2 ones, up to 3 of them.", TODAY).max_amount is None
+
+
+def test_the_thing_priced_in_a_condition_is_no_kind() -> None:
+    scope = parse_scope("As long as the bag comes in under 25,000 yen, go ahead.", TODAY)
+    assert scope.max_amount == 25000 and scope.categories == []
+    assert match_scope(scope, facts(entity_text="Mandheling 5kg", amount=19500.0)).inside is True
+    assert match_scope(scope, facts(entity_text="Blue Mountain 5kg", amount=58000.0)).inside is False
+    # a kind named beside the amount still limits
+    kinds = parse_scope("Kids' clothes under $50, sure.", TODAY)
+    assert kinds.max_amount == 50 and "kid" in kinds.categories
+
+
+def test_a_request_states_its_amount_in_any_currency() -> None:
+    scope = parse_scope("Up to R500, fine.", TODAY)
+    assert match_scope(scope, facts(request="The levy is R420 this month.")).inside is True
+    assert match_scope(scope, facts(request="The levy is 650 rand this month.")).inside is False
+
+
+@pytest.mark.parametrize(
     ("text", "clause"),
     [
         (
