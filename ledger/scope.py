@@ -75,7 +75,9 @@ _CURRENCY_WORDS = frozenset(
     "ringgit dirham dirhams shilling shillings naira cedi cedis zloty lira".split()
 )
 _NUM = (
-    r"(?:" + CURRENCY_SIGN + r")?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b|grand\b|thousand\b)?|("
+    r"(?:"
+    + CURRENCY_SIGN
+    + r")?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b|grand\b|thousand\b)?|("
     + "|".join(sorted((re.escape(k) for k in _NUMBER_WORDS), key=len, reverse=True))
     + r")(?:\s+(grand|thousand)\b)?"
 )

@@ -12,9 +12,7 @@ _WORD = re.compile(r"[a-z0-9$][a-z0-9$'.-]*[a-z0-9]|[a-z0-9$]")
 # "nz$40", "¥25,000", "r150" for rand, "rs 500", "kr 200") or a word after it ("25,000
 # yen", "300 pesos", "150 rand"). "Pound" alone is also a weight and "won" a verb: those
 # two count only where a currency is sure ("pounds sterling", a sign).
-CURRENCY_SIGN = (
-    r"(?:(?:us|nz|au|a|c|hk|s|r)\$|[$€£¥₹₩₱₦₪₺₫฿]|\b(?:r|rs\.?|kr\.?|chf|zł)\s?(?=\d))"
-)
+CURRENCY_SIGN = r"(?:(?:us|nz|au|a|c|hk|s|r)\$|[$€£¥₹₩₱₦₪₺₫฿]|\b(?:r|rs\.?|kr\.?|chf|zł)\s?(?=\d))"
 CURRENCY_WORD = (
     r"(?:dollars?|bucks?|usd|euros?|eur|pounds|quid|gbp|yen|jpy|yuan|rmb|cny|rupees?|inr|"
     r"pesos?|mxn|rand|zar|reais|brl|kroner|kronor|krona|krone|nok|sek|dkk|francs?|chf|krw|"
@@ -24,8 +22,10 @@ CURRENCY_WORD = (
 # An amount of money stated in a text: the number is group 1 (after a sign) or 2 (before
 # a currency word).
 MONEY_AMOUNT = re.compile(
-    CURRENCY_SIGN + r"\s?(\d[\d,]*(?:\.\d+)?)(?![\w-])|\b(\d[\d,]*(?:\.\d+)?)\s?"
-    + CURRENCY_WORD + r"\b",
+    CURRENCY_SIGN
+    + r"\s?(\d[\d,]*(?:\.\d+)?)(?![\w-])|\b(\d[\d,]*(?:\.\d+)?)\s?"
+    + CURRENCY_WORD
+    + r"\b",
     re.IGNORECASE,
 )
 _SENT = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+|\n+|;\s+|\s+--?\s+|\s+—\s+")

@@ -838,7 +838,9 @@ def test_the_thing_priced_in_a_condition_is_no_kind() -> None:
     scope = parse_scope("As long as the bag comes in under 25,000 yen, go ahead.", TODAY)
     assert scope.max_amount == 25000 and scope.categories == []
     assert match_scope(scope, facts(entity_text="Mandheling 5kg", amount=19500.0)).inside is True
-    assert match_scope(scope, facts(entity_text="Blue Mountain 5kg", amount=58000.0)).inside is False
+    assert (
+        match_scope(scope, facts(entity_text="Blue Mountain 5kg", amount=58000.0)).inside is False
+    )
     # a kind named beside the amount still limits
     kinds = parse_scope("Kids' clothes under $50, sure.", TODAY)
     assert kinds.max_amount == 50 and "kid" in kinds.categories
