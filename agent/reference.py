@@ -923,7 +923,9 @@ def _for_party(
     return fit or items
 
 
-_CODE = re.compile(r"(?=.*\d)(?=.*[a-z])")
+# A model code ("bc-qz1", "160gb") or a model number of three digits or more ("the Shimano
+# 105 chain", the 2026 edition); a number of one or two digits is a size or a count.
+_CODE = re.compile(r"(?=.*\d)(?=.*[a-z])|\d{3,}$")
 
 
 def _coded(
@@ -933,7 +935,7 @@ def _coded(
     request: str,
 ) -> list[dict[str, Any]]:
     """The items that carry the size and the codes the request names ("size S" against an
-    item's size attribute; a size "A2", a model "BC-QZ1", "160GB" anywhere in its text): an
+    item's size attribute; a size "A2", a model "BC-QZ1", "160GB", "105" anywhere in its text): an
     exact choice that a rule's habit (the A3+ it ordered last time) does not override. All
     items when the request names none."""
     size = _NAMED_SIZE.search(normalize(request))

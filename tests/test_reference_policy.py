@@ -878,6 +878,27 @@ def test_a_count_the_rule_puts_on_a_thing_picks_the_item_with_that_count() -> No
     assert choose(fares, request, rule, product_text) is None
 
 
+def test_a_model_number_the_request_names_outweighs_the_shop_the_rule_was_made_on() -> None:
+    """The rule was made at one branch of the shop; "a Shimano 105 chain" is still a 105,
+    and the rule then picks the shop among the 105s. A one- or two-digit number is a size
+    or a count, not a model."""
+    from agent.reference import choose, product_text
+
+    chains = [
+        {"id": "shop-b-105", "title": "Shimano 105 12-speed chain, Ciclos Sol (Coyoacan branch)"},
+        {"id": "online-105", "title": "Shimano 105 12-speed chain, online delivery"},
+        {"id": "shop-a-ultegra", "title": "Shimano Ultegra 12-speed chain, Ciclos Sol (Centro)"},
+    ]
+    rule = (
+        "Ciclos Sol in Centro has the tubes for pickup. Going forward I could always go "
+        "through Ciclos Sol Centro for bike parts, even when online is a bit cheaper."
+    )
+    picked = choose(chains, "I need a Shimano 105 12-speed chain.", rule, product_text)
+    assert picked is not None and picked["id"] == "shop-b-105"
+    picked = choose(chains, "I need a Shimano 12-speed chain.", rule, product_text)
+    assert picked is not None and picked["id"] == "shop-a-ultegra"
+
+
 def test_a_quarter_in_words_picks_the_document_named_by_its_code() -> None:
     from agent.reference import choose, document_text
 
