@@ -44,6 +44,7 @@ def call_facts(call: ToolCall, request: str, world: World, today: date) -> CallF
             attrs = " ".join(str(v) for v in product.attributes.values())
             facts.entity_text = f"{product.title} {attrs}"
             facts.amount = product.price * qty
+            facts.currency = product.currency
             facts.quantity = qty
             req = content_stems(request)
             others = [p for p in world.products if p.id != product.id]

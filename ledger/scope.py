@@ -863,6 +863,7 @@ class CallFacts:
     request: str = ""
     entity_text: str = ""  # invitation / product / document / contact described in words
     amount: float | None = None
+    currency: str = "USD"  # of `amount`; a limit the user stated is read in the same one
     quantity: int | None = None
     when: datetime | None = None
     recipients: list[str] = field(default_factory=list)  # names, relations, emails
@@ -920,6 +921,16 @@ _DAY_INDEX = {name[:3]: i for name, i in _DAYS.items()}  # "tue": 1
 def _days_named(text: str) -> set[int]:
     """The weekdays a text names ("Tuesday's plan", "Sat 12 Oct")."""
     return {_DAY_INDEX[(m.group(1) or m.group(2)).lower()[:3]] for m in _DAY_NAME_RE.finditer(text)}
+
+
+_SIGNS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
+
+
+def _money(value: float, currency: str) -> str:
+    """An amount as the user reads it: "$15", "£22.99", "19500 MXN"."""
+    sign = _SIGNS.get(currency.upper())
+    number = f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{sign}{number}" if sign else f"{number} {currency.upper()}"
 
 
 def _stated_amount(request: str) -> float | None:
@@ -989,15 +1000,18 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     amount = facts.amount if facts.amount is not None else _stated_amount(facts.request)
     if scope.max_amount is not None:
         if amount is None:
-            checks.append((None, f"agreed: up to ${scope.max_amount:g}; the amount is unknown"))
+            cap = _money(scope.max_amount, facts.currency)
+            checks.append((None, f"agreed: up to {cap}; the amount is unknown"))
         else:
             ok = amount <= scope.max_amount + 1e-9
-            checks.append((ok, f"${amount:g}, agreed: up to ${scope.max_amount:g}"))
+            cap = _money(scope.max_amount, facts.currency)
+            checks.append((ok, f"{_money(amount, facts.currency)}, agreed: up to {cap}"))
     if scope.min_amount is not None and amount is not None:
         checks.append(
             (
                 amount >= scope.min_amount,
-                f"${amount:g}, agreed: over ${scope.min_amount:g}",
+                f"{_money(amount, facts.currency)}, agreed: over "
+                f"{_money(scope.min_amount, facts.currency)}",
             )
         )
     if scope.max_quantity is not None and facts.quantity is not None:

@@ -900,6 +900,27 @@ def test_a_mailbox_s_words_do_not_make_it_what_the_rule_speaks_of() -> None:
     assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
 
 
+def test_a_purchase_s_facts_carry_the_price_and_its_currency() -> None:
+    from agent.facts import call_facts
+    from tools.runtime import ToolCall
+    from tools.world import World
+
+    world = World.model_validate(
+        {
+            "products": [
+                {"id": "beans", "title": "Mandheling 5kg", "price": 9750, "currency": "JPY"},
+                {"id": "cups", "title": "Paper cups", "price": 4.5},
+            ]
+        }
+    )
+    beans = call_facts(
+        ToolCall("c1", "purchase", {"product_id": "beans", "quantity": 2}), "", world, TODAY
+    )
+    assert beans.amount == 19500 and beans.currency == "JPY"
+    cups = call_facts(ToolCall("c2", "purchase", {"product_id": "cups"}), "", world, TODAY)
+    assert cups.amount == 4.5 and cups.currency == "USD"
+
+
 def test_an_invitation_s_facts_name_what_it_clashes_with() -> None:
     """The gate reads an RSVP together with what the invitation clashes with, so a rule
     about shift clashes is found for a cookout on a shift day."""

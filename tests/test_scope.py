@@ -846,6 +846,17 @@ def test_the_thing_priced_in_a_condition_is_no_kind() -> None:
     assert kinds.max_amount == 50 and "kid" in kinds.categories
 
 
+def test_amounts_are_shown_in_the_items_currency() -> None:
+    scope = parse_scope("As long as the bag comes in under 25,000 yen, go ahead.", TODAY)
+    verdict = match_scope(scope, facts(entity_text="Beans 5kg", amount=58000.0, currency="JPY"))
+    assert verdict.inside is False and verdict.diff == "¥58000, agreed: up to ¥25000"
+    rand = match_scope(
+        parse_scope("Up to about R150.", TODAY),
+        facts(entity_text="2GB bundle", amount=129.5, currency="ZAR"),
+    )
+    assert rand.inside is True and rand.diff == "129.5 ZAR, agreed: up to 150 ZAR"
+
+
 def test_a_request_states_its_amount_in_any_currency() -> None:
     scope = parse_scope("Up to R500, fine.", TODAY)
     assert match_scope(scope, facts(request="The levy is R420 this month.")).inside is True
