@@ -1522,6 +1522,52 @@ def _restates(directive: str, proposal: str, assistant: str = "") -> bool:
     return not added
 
 
+# A short sentence that makes the proposal standing in the user's own words ("Auto-decline.",
+# "Decline the lot.", "Store brand always.", "Size up every time.", "Make it the standard.").
+_STANDING_SAY = re.compile(
+    r"\b(?:every (?:time|single (?:one|time))|each time|always|from now on|going forward|"
+    r"for life|forever|for good|the lot|all of (?:them|'em|those)|every one of (?:them|those)|"
+    r"auto-?\w+|blanket|by default|default it|set and forget|standing order|"
+    r"make (?:it|that|this) (?:a |the |my )?(?:habit|standard|default|rule|norm)|"
+    r"keep (?:it|that|them) (?:up|going|rolling|coming))\b"
+)
+# Words in a sentence that keep the decision with the user or limit the rule.
+_KEPT_OR_LIMITED = re.compile(
+    r"\b(?:ask|check|confirm|run (?:\w+ )?(?:by|past)|let me|leave (?:it|them|those) (?:to|with)|"
+    r"myself|only|just|except|unless|but|if|when|not|no|never|don't|won't|nothing|none|"
+    r"instead|rather)\b|n't\b|\?"
+)
+
+
+def _standing_restatement(user: str, proposal: str, assistant: str) -> bool:
+    """Does a sentence of the reply make the proposal standing in the user's own words,
+    with nothing kept back or limited in it ("Never liked golf, never will. Auto-decline.",
+    "Same stuff inside, no sense paying for the box. Store brand always.")? The other
+    sentences are then reasons, however negative ("never liked golf") they sound."""
+    said = content_stems(assistant) | content_stems(proposal)
+    for sentence in sentences(user):
+        norm = normalize(sentence)
+        # "Not interested in any of them, so decline the lot.", "Not a bad shout at all, make
+        # it the standard.": a yes to the whole class after a reason, in a clause of its own
+        for clause in re.split(r",\s*(?:so\s+)?|\bso\s+", norm)[1:]:
+            if (
+                (_AFFIRM_DIRECTIVE.match(clause) or _ALL_OF_THEM.match(clause))
+                and not _KEPT_OR_LIMITED.search(clause)
+                and not re.search(r"\b(?:for|to|with|on|at|in)\b", clause)
+            ):
+                return True
+        if len(norm.split()) > 8 or not _STANDING_SAY.search(norm) or _KEPT_OR_LIMITED.search(norm):
+            continue
+        if _IMPERATIVE.search(norm) and _restates(sentence, proposal, assistant):
+            return True
+        # no verb of its own: the pick and a word of standing ("Store brand always."), not
+        # a bare "that" ("Do that every time" may point at the user's own new rule)
+        named = content_stems(_STANDING_SAY.sub(" ", norm)) - _DIRECTIVE_FILLER
+        if named and named <= said and not _IMPERATIVE.search(norm):
+            return True
+    return False
+
+
 def _sentence_starts(text: str, phrases: tuple[str, ...]) -> bool:
     return any(_starts_with(normalize(s), phrases) for s in sentences(text))
 
@@ -1764,6 +1810,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     if begs_not:
         yes = None
     question = norm.rstrip().endswith("?")
+    restated = _standing_restatement(user, proposal.text, assistant)
 
     # 1. a new subject, with nothing said about the proposal
     affirm = (
@@ -1854,7 +1901,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         if (
             directive
             and (standing or negated or reject_cue)
-            and not (not negated and _restates(directive, proposal.text, assistant))
+            and not ((restated or not negated) and _restates(directive, proposal.text, assistant))
             and not _MAKE_IT_SO.search(normalize(directive))
             and not topic_handed_back
         ):
@@ -1927,6 +1974,9 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     # anyway"): what follows is a reason, not a refusal.
     praised = bool(_APPROVING.match(normalize(re.split(r"[,.;!?—]", user, maxsplit=1)[0])))
     praise_only = praised and not _TURN_AGAINST.search(norm) and not _NO_ANYWHERE.search(norm)
+    if restated and not (one_off or self_kept or limit_cue or ASK_BACK.search(norm)):
+        # "Never liked golf, never will. Auto-decline.": the negation is the reason.
+        return Classification(Act.accept, proposal=proposal)
     if negated or (reject_cue and not (yes or praise_only or (affirm and not self_kept))):
         return Classification(Act.reject, proposal=proposal)
     # The user keeping the decision, with no yes ("I'll do it myself", "I'll take it party
@@ -2211,6 +2261,10 @@ _LIMIT_WORD = re.compile(
     r"(?<![-\w])(?:only|just|except|unless|but|as long as|provided|so long as|apart from|"
     r"other than|not)\b"
 )
+_EXCLUSIVE = re.compile(
+    r"\b(?:stick (?:to|with)|always|only|exclusively|instead of|rather than|never|nothing but)\b"
+)
+_ONLY = re.compile(r"(?<![-\w])(?:only|just)\b")
 _QUANTIFIERS = frozenset(
     stem(w) for w in "everyone everybody everything anyone anybody anything all every any".split()
 )
@@ -2230,9 +2284,13 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     as a view-only link ... is that how you'd like client decks sent?"), with no word that
     limits ("only", "except", "but")?"""
     norm = _units(normalize(restriction))
+    proposal = _units(normalize(proposal))
+    # "Aired version only" after "Should I stick to the aired version?": the proposal already
+    # picks one thing over the rest, and "only" says it again.
+    if _EXCLUSIVE.search(proposal):
+        norm = _ONLY.sub(" ", norm)
     if _LIMIT_WORD.search(norm):
         return False
-    proposal = _units(normalize(proposal))
     said = content_stems(proposal)
     said |= {w.removesuffix("ly") for w in said}  # "Local wins" after "the locally serviced"
     words = {

@@ -901,6 +901,56 @@ def test_the_user_keeping_the_doing_is_no_acceptance(user: str) -> None:
     assert classify_reply(_OUTINGS, user).act is not Act.accept
 
 
+_DECLINE_WEBINARS = (
+    "I've declined the Stackwise webinar. These vendor webinars keep coming; should I just "
+    "decline vendor webinars automatically from now on?"
+)
+_STORE_BRAND = (
+    "I ordered the store-brand ibuprofen, it's the same tablet for half the price. Shall I "
+    "always go for the store brand on medicines like this?"
+)
+
+
+@pytest.mark.parametrize(
+    ("assistant", "user"),
+    [
+        (_DECLINE_WEBINARS, "Never learned a thing from one. Decline them every time."),
+        (_DECLINE_WEBINARS, "Not interested in a single one of them, so decline the lot."),
+        (_DECLINE_WEBINARS, "Not a bad idea at all, make it the standard."),
+        (_STORE_BRAND, "No sense paying for the fancy box. Store brand always."),
+        (_OUTINGS, "Never miss them anyway, so go ahead."),
+    ],
+)
+def test_a_negative_reason_beside_a_standing_restatement_accepts(assistant: str, user: str) -> None:
+    assert classify_reply(assistant, user).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    ("assistant", "user"),
+    [
+        (_DECLINE_WEBINARS, "Not a chance. Ask me every time."),
+        (_DECLINE_WEBINARS, "No, some are useful, so check with me."),
+        (_DECLINE_WEBINARS, "Don't. I'd rather decide each time."),
+        (_STORE_BRAND, "No, not for medicine. Brand names always for those."),
+        (_STORE_BRAND, "Never for the kids' stuff, so go ahead only for mine."),
+        # "turn them down" for one kind, the rest handed back: a limit
+        (
+            _DECLINE_WEBINARS,
+            "The sales ones, certainly, turn them down. Anything on security I would like to see.",
+        ),
+        # a bare "that" may be the user's own new rule
+        (
+            _DECLINE_WEBINARS,
+            "Hold off on declining. Send me a list each Friday. Do that every time.",
+        ),
+    ],
+)
+def test_a_refusal_or_a_limit_beside_standing_words_is_no_acceptance(
+    assistant: str, user: str
+) -> None:
+    assert classify_reply(assistant, user).act is not Act.accept
+
+
 def test_a_relative_clause_never_is_still_a_reason_beside_a_yes() -> None:
     got = classify_reply(_OUTINGS, "Yes, the club walks are the only ones I never miss.")
     assert got.act is Act.accept

@@ -16,7 +16,11 @@ from ledger.model import Act
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
-BATTERIES = sorted(DATA.glob("classify_*.jsonl"))
+# The batteries the model was trained on (the weights file names them); a battery kept out
+# of training (classify_negations.jsonl) is measured by counts below.
+BATTERIES = sorted(
+    ROOT / name for name in json.loads(str(np.load(reply_model.WEIGHTS)["meta"]))["files"]
+)
 
 FILTERS = (
     "I've ordered two replacement water filters for the fridge. Should I reorder them every "
@@ -168,6 +172,19 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     assert counts.get(("reject", "accept"), 0) <= 1
     assert counts.get(("no_uptake", "accept"), 0) == 0
     assert counts.get(("scoped", "accept"), 0) <= 2
+
+
+def test_the_negations_battery_by_counts(model: reply_model.ReplyModel) -> None:
+    """`classify_negations.jsonl` (2026-12-04): acceptances without a yes-word, most with a
+    negation in them, beside refusals worded like them. Session start 42/80 acceptances read
+    (20 read as refusals); after the reason-beside-a-standing-restatement reading 54/80.
+    Refusals and unrelated replies read as acceptances: 0 and 1 at both ends; one-off
+    replies read as acceptances: 5 at both ends. Floors and ceilings against regressions."""
+    counts = _counts(model, "classify_negations.jsonl")
+    assert counts.get(("accept", "accept"), 0) >= 54
+    assert counts.get(("reject", "accept"), 0) == 0
+    assert counts.get(("no_uptake", "accept"), 0) <= 1
+    assert counts.get(("implicit", "accept"), 0) <= 5
 
 
 @pytest.mark.parametrize(
