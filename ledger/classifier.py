@@ -181,7 +181,11 @@ _STANDING_RE = re.compile(
 # free" and "I'll check with you before replying to any invitation" restate one.
 _OPEN_OFFER = re.compile(
     r"\b(?:i can|i could|should i|shall i|want me to|would you like me to|do you want me to|"
-    r"happy to|could go|can go)\b"
+    r"happy to|could go|can go|how about|would you be happy for me to|is it (?:alright|all "
+    r"right|ok|okay|fine) if i|can i (?:assume|just)|shall we|let's|reckon i should|"
+    r"(?:might|would) be easiest if i|would it (?:help|be handy|make sense|be easier|be useful) "
+    r"if i|you'd like me to|i'd suggest|i'm thinking|if you like|if you'd like|would you like|"
+    r"do you want|let me know if you'd like me to)\b"
 )
 _STANDING_IF_OFFERED = re.compile(
     # Any case of a kind: "reply to any first-time lost-book emails", "register you for any
@@ -196,6 +200,25 @@ _STANDING_IF_OFFERED = re.compile(
     r"\bwhen(?:ever)? (?:she|he|they) outgrows?\b|\b(?:the moment|as soon as) (?:that|this) "
     r"happens\b|\bwithout you having to (?:remind|ask|tell|chase)\b|"
     r"\bstop (?:checking with|asking|bothering|pinging) you\b|"
+    # Any case of a kind, wherever it sits: "decline any meeting after 4pm", "sign anything
+    # under £500", "any invite from Mum's side", "all future rent receipts", "the rest of
+    # those", "next ones like this"
+    r"(?<!is there )(?<!are there )(?<!have )(?<!got )(?<!need )(?<!there's )(?<!want )"
+    r"\bany (?!(?:other|more|of|changes?|questions?|help|reason|luck|way|time|further|extra|"
+    r"additional|chance|problems?|issues?|trouble|longer|good|idea|news|word|sign|particular|"
+    r"preference|thoughts?)\b)[a-z][\w'-]*|\b(?:for|to) anything\b|\banything (?:under|over|"
+    r"below|above|going|sent|that|from|marked)\b|\ball future\b|"
+    r"\bthe rest of (?:those|these|them|the job|the term|the year|the season)\b|"
+    r"\bnext ones\b|\bones like this\b|"
+    # A convention: "treat 'sorted' from you as a yes", "could 'fine by me' count as approval",
+    # "shall I take it that ...", "when you say 'the usual', you mean the 5kg bag"
+    r"\btreat\b.*\bas\b|\bcount as\b|\b(?:take it|assume) that\b|\bwhen you say\b.*\bmean\b|"
+    # A repeat: "a weekly repeat", "a termly order", "on Mondays"
+    r"\b(?:weekly|monthly|termly|fortnightly|yearly|annual) (?:repeat|order|basis|top-?up|"
+    r"subscription)\b|\btermly\b|\bon (?:mondays|tuesdays|wednesdays|thursdays|fridays|"
+    r"saturdays|sundays|weekdays|weekends)\b|"
+    r"\b(?:standing (?:instruction|order|rule)|pre-?approved|my (?:job|default)|default to|"
+    r"my answer (?:on|to|for))\b|"
     # "the same way next year", "come spring I can reorder the same lot"
     r"\b(?:next|come|each|every) (?:year|spring|summer|autumn|fall|winter|season|term|"
     r"semester)\b.*\bsame\b|\bsame\b.*\b(?:next|come) (?:year|spring|summer|autumn|fall|"
@@ -533,7 +556,11 @@ _YOU = ("you", "your", "you'd", "you're", "you'll", "you've")
 _BARE_OFFER = re.compile(
     r"^(?:so,? )?(?:(?:do you )?want me to|shall i|should i|would you like me to|would that help|"
     r"shall we|should we)(?: (?:do|work|handle|run|treat|set)(?: (?:it|that|this|them|things))?"
-    r"(?: (?:that|this) way| up| like that)?)?\s*\?$"
+    r"(?: (?:that|this) way| up| like that)?)?\s*\?$|"
+    # "Does that sound fair?", "Would that work for you?", "Good?", "Agreed?"
+    r"^(?:does|would|will) (?:that|this) (?:sound|seem|work|be) ?(?:fair|good|ok|okay|all "
+    r"right|alright|right|for you)?(?: for you)?\s*\?$|^(?:good|ok|okay|agreed|deal|fair|sound "
+    r"good|all right|alright)\s*\?$"
 )
 
 
@@ -545,7 +572,11 @@ def detect_proposal(text: str) -> Proposal | None:
         norm = normalize(sentence)
         if not _standing_sentence(sentence):
             continue
-        offers = has_phrase(norm, OFFER) or norm.startswith(("want ", "should ", "shall "))
+        offers = (
+            has_phrase(norm, OFFER)
+            or norm.startswith(("want ", "should ", "shall "))
+            or _OPEN_OFFER.search(norm) is not None
+        )
         # An offer may sit in the previous sentence: "I can do that. From now on?"
         # A standing question is an offer: "From now on, should any evening invite just get
         # a polite no?"
