@@ -74,6 +74,8 @@ _RESPONSES = {
     "yes": (
         "yes",
         "accept",
+        "accepting",
+        "accepted",
         "attend",
         "going",
         "say yes",
@@ -90,6 +92,8 @@ _RESPONSES = {
     "no": (
         "no",
         "decline",
+        "declining",
+        "declined",
         "regrets",
         "skip",
         "pass",
@@ -470,6 +474,11 @@ class Gate:
         if is_ask_rule(entry):
             reason = f'you asked me to check with you first ("{entry.content}")'
             return self._result(Decision.confirm, reason, facts, entry)
+        if facts.tool == "rsvp" and not self._answers_invitations(entry):
+            # "So the usual is now the party platter": a rule that says no answer to give
+            # (in its words or the turn that made it) cannot answer an invitation.
+            reason = f'what we agreed does not say how to answer this: "{entry.content}"'
+            return self._result(Decision.confirm, reason, facts, entry)
         if not self._consistent(entry, facts):
             reason = f'this call does not follow what we agreed: "{entry.content}"'
             # The agent may plan again by the agreed rule (the new call meets the gate
@@ -492,6 +501,21 @@ class Gate:
             )
         agreed = entry.updated_at.isoformat()
         return self._result(Decision.allow, f"you agreed to this on {agreed}", facts, entry)
+
+    def _answers_invitations(self, entry: Arrangement) -> bool:
+        """Does the rule, the turn that made it, or a rule it revised ("Fine, but only on
+        weekends" to "say yes to club invites?") say how to answer an invitation?"""
+        by_id = {e.id: e for e in self._entries()}
+        seen: set[str] = set()
+        current: Arrangement | None = entry
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            if implied_response(current.content) is not None or any(
+                implied_response(ev.text) is not None for ev in current.evidence[:1]
+            ):
+                return True
+            current = by_id.get(current.previous) if current.previous else None
+        return False
 
     def _support(self, entry: Arrangement, facts: CallFacts) -> int:
         """1 when the rule picks this very call (its response, its item), -1 when it picks

@@ -231,6 +231,43 @@ def test_the_gate_places_a_scoped_call_by_meaning_when_given_a_meaning_similarit
     assert "rather than" in (result.scope_diff or "")
 
 
+def test_a_rule_that_gives_no_answer_cannot_answer_an_invitation() -> None:
+    """A rule read as an RSVP rule from one word ("the usual is now the party platter") says
+    no answer to give: it never answers an invitation; a rule that says "accepting" does."""
+    platter = entry(
+        "a1",
+        Status.confirmed,
+        "So the usual for Kevin's game nights is now the party platter, not hers.",
+        proposer=Proposer.user,
+    )
+    result = decide([platter], rsvp("yes"))
+    assert result.decision is Decision.confirm and result.entry_id == "a1"
+    assert "does not say how to answer" in result.reason
+    accepting = entry(
+        "a2",
+        Status.confirmed,
+        "Would it help if I answered Kevin's game night invitations myself from here on, "
+        "accepting whenever your calendar is free?",
+    )
+    assert decide([accepting], rsvp("yes")).decision is Decision.allow
+    # the turn that made the rule may say the answer: "I've accepted for you. Would it help
+    # if I did the same with his game nights whenever they come in?"
+    same = entry(
+        "a3",
+        Status.confirmed,
+        "Would it help if I did the same with Kevin's game nights whenever they come in?",
+        evidence=[
+            quote(
+                "assistant",
+                "I've accepted for you. Would it help if I did the same with Kevin's game "
+                "nights whenever they come in?",
+                1,
+            )
+        ],
+    )
+    assert decide([same], rsvp("yes")).decision is Decision.allow
+
+
 def revision_pair(new_content: str, new_status: Status = Status.confirmed, **kw: Any):
     old = entry("a1", Status.revised, KEVIN_YES, superseded_by="a2")
     new = entry(
