@@ -204,9 +204,11 @@ _STANDING_IF_OFFERED = re.compile(
     # under £500", "any invite from Mum's side", "all future rent receipts", "the rest of
     # those", "next ones like this"
     r"(?<!is there )(?<!are there )(?<!have )(?<!got )(?<!need )(?<!there's )(?<!want )"
+    r"(?<!add )(?<!include )(?<!bring )(?<!make )(?<!mention )"
     r"\bany (?!(?:other|more|of|changes?|questions?|help|reason|luck|way|time|further|extra|"
     r"additional|chance|problems?|issues?|trouble|longer|good|idea|news|word|sign|particular|"
-    r"preference|thoughts?)\b)[a-z][\w'-]*|\b(?:for|to) anything\b|\banything (?:under|over|"
+    r"preference|thoughts?|notes?|comments?|special|specific|requests?|instructions?|"
+    r"allerg\w*|dietary)\b)[a-z][\w'-]*|\b(?:for|to) anything\b|\banything (?:under|over|"
     r"below|above|going|sent|that|from|marked)\b|\ball future\b|"
     r"\bthe rest of (?:those|these|them|the job|the term|the year|the season)\b|"
     r"\bnext ones\b|\bones like this\b|"
@@ -2317,8 +2319,9 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     norm = _units(normalize(restriction))
     proposal = _units(normalize(proposal))
     # "Aired version only" after "Should I stick to the aired version?": the proposal already
-    # picks one thing over the rest, and "only" says it again.
-    if _EXCLUSIVE.search(proposal):
+    # picks one thing over the rest, and "only" says it again. Not after a list ("always yes
+    # to Marta's and Kevin's parties?"): "only Marta's" then picks among the proposal's own.
+    if _EXCLUSIVE.search(proposal) and not re.search(r"\b(?:and|or)\b|,", proposal):
         norm = _ONLY.sub(" ", norm)
     if _LIMIT_WORD.search(norm):
         return False

@@ -973,6 +973,17 @@ def test_a_negative_reason_beside_a_standing_restatement_accepts(assistant: str,
     assert classify_reply(assistant, user).act is Act.accept
 
 
+def test_only_the_proposals_own_pick_restates_it() -> None:
+    aired = (
+        "The session agreement needs sign-off for clean mixes. Should I stick to the aired "
+        "version whenever somebody asks for a session recording?"
+    )
+    assert classify_reply(aired, "Makes sense. Aired version only.").act is Act.accept
+    # one of a list the proposal named is a limit
+    both = "Shall I always RSVP yes to Marta's and Kevin's parties?"
+    assert classify_reply(both, "Sure, only Marta's.").act is Act.scoped
+
+
 @pytest.mark.parametrize(
     ("assistant", "user"),
     [

@@ -177,11 +177,12 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
 def test_the_negations_battery_by_counts(model: reply_model.ReplyModel) -> None:
     """`classify_negations.jsonl` (2026-12-04): acceptances without a yes-word, most with a
     negation in them, beside refusals worded like them. Session start 42/80 acceptances read
-    (20 read as refusals); after the reason-beside-a-standing-restatement reading 54/80.
+    (20 read as refusals); after the reason-beside-a-standing-restatement reading 54/80, and
+    56/80 once more indirect offers are found as proposals.
     Refusals and unrelated replies read as acceptances: 0 and 1 at both ends; one-off
     replies read as acceptances: 5 at both ends. Floors and ceilings against regressions."""
     counts = _counts(model, "classify_negations.jsonl")
-    assert counts.get(("accept", "accept"), 0) >= 54
+    assert counts.get(("accept", "accept"), 0) >= 56
     assert counts.get(("reject", "accept"), 0) == 0
     assert counts.get(("no_uptake", "accept"), 0) <= 1
     assert counts.get(("implicit", "accept"), 0) <= 5
