@@ -2041,12 +2041,52 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     if not (one_off or self_kept or reject_cue) and _scorns_the_other(user, proposal.text):
         return Classification(Act.accept, proposal=proposal)
 
+    # 5d. the proposal's own pick said again with a condition of the user's ("KTX when I'm
+    # travelling alone", "Decline the ones on weeknights"): accepted within that condition
+    narrowed = None if (one_off or question) else _pick_with_condition(user, assistant)
+    if narrowed:
+        return Classification(Act.scoped, scope=narrowed, proposal=proposal)
+
     # 6. implicit (carries on with the immediate task) or no uptake (new subject)
     if (reaction and task_part.strip()) or one_off:
         return Classification(Act.implicit, proposal=proposal)
     if _refers_to_task(task_part, user):
         return Classification(Act.implicit, proposal=proposal)
     return Classification(Act.no_uptake, proposal=proposal)
+
+
+_PICK_CONDITION = re.compile(
+    r"\s(?=(?:when|whenever|if|unless|as long as|for|on|outside|inside|under|over|except)\s)"
+)
+_VERB_OF_ITS_OWN = re.compile(r"\b(?:is|are|was|were|be|been|have|has|had|do|does|did)\b|'s\b")
+_SAYS_NO = re.compile(r"\b(?:no|not|never|don't|won't|ask|check|stop|rather)\b|n't\b")
+
+
+def _pick_with_condition(user: str, assistant: str) -> str | None:
+    """The condition of a one-sentence reply that only names the proposal's own pick and
+    then a case of the user's ("KTX when I'm travelling alone", "Decline the ones on
+    weeknights", "Leave at door for small parcels"), or None."""
+    said = sentences(user)
+    if len(said) != 1:
+        return None
+    sentence = said[0].strip().rstrip(".!")
+    parts = _PICK_CONDITION.split(sentence, maxsplit=1)
+    if len(parts) != 2:
+        return None
+    head, condition = parts
+    head_norm, cond_norm = normalize(head), normalize(condition)
+    if len(head_norm.split()) > 4 or _SAYS_NO.search(head_norm) or _SAYS_NO.search(cond_norm):
+        return None
+    known = content_stems(assistant)
+    pick = content_stems(head_norm) - _DIRECTIVE_FILLER
+    if not pick or not pick <= known or not content_stems(cond_norm) - known:
+        return None
+    # "on Tuesdays are the worst": a remark, not a case; a "when" or "if" clause has a verb
+    if not re.match(r"(?:when|whenever|if|unless|as long as)\b", cond_norm) and (
+        _VERB_OF_ITS_OWN.search(cond_norm)
+    ):
+        return None
+    return condition.strip()
 
 
 # A statement with a subject of its own ("those are the only parties I enjoy", "the last

@@ -973,6 +973,30 @@ def test_a_negative_reason_beside_a_standing_restatement_accepts(assistant: str,
     assert classify_reply(assistant, user).act is Act.accept
 
 
+@pytest.mark.parametrize(
+    ("user", "scope"),
+    [
+        ("Decline the ones on weeknights.", "on weeknights"),
+        ("Webinars when they're about pricing.", "when they're about pricing"),
+    ],
+)
+def test_the_proposals_pick_with_a_condition_of_the_users_is_a_limit(user: str, scope: str) -> None:
+    got = classify_reply(_DECLINE_WEBINARS, user)
+    assert got.act is Act.scoped and got.scope == scope
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Webinars on Tuesdays are the worst.",  # a remark, not a case
+        "Decline the ones on weeknights? No, ask me.",
+        "The dog was sick on the rug again.",
+    ],
+)
+def test_a_remark_or_a_refusal_with_a_condition_is_no_limit(user: str) -> None:
+    assert classify_reply(_DECLINE_WEBINARS, user).act is not Act.scoped
+
+
 def test_only_the_proposals_own_pick_restates_it() -> None:
     aired = (
         "The session agreement needs sign-off for clean mixes. Should I stick to the aired "
