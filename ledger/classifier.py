@@ -118,9 +118,9 @@ _STANDING_RE = re.compile(
     # "size up like that on everything I buy for her", "if one of the guys asks for a
     # chart, should I just send it over without bugging you?"
     r"\b(?:on|for) (?:everything|anything|all) (?:i|you|we) (?:buy|order|get|send|book)\b|"
-    r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an|another|any|the next) "
-    r"\w+.*\b(?:should i|shall i|"
-    r"want me to|i'll|i can)\b|"
+    r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an|another|any|the next|she|he|"
+    r"they) \w+.*\b(?:should i|shall i|want me to|i'll|i can|can i just|would you be happy "
+    r"for me to)\b|\b(?:the|a) rule i'd (?:suggest|propose)\b|"
     r"\bwithout (?:bugging|bothering|asking|checking with|pinging) you\b|"
     # "answer each one the same way", "route every governors' paper through her like that",
     # "make that the rule: whoever asks ...", "when a complaint lands, would you like me to"
@@ -227,7 +227,8 @@ _STANDING_IF_OFFERED = re.compile(
     r"winter|season|term|semester)\b|"
     # A kind of case opening the offer: "For weddings in the family, I could accept",
     # "When prices update, should I distribute the two versions the same way?"
-    r"^for (?:the )?(?:[\w-]+ ){0,4}?[a-z-]+[^'\s]s\b[^,]*, (?:i could|i can|should i|shall i|"
+    r"^(?:and |so |but )?for (?:the )?(?:[\w-]+ ){0,4}?[a-z-]+[^'\s]s\b[^,]*, (?:i could|i can|"
+    r"should i|shall i|"
     r"want me to)\b|\bwhen(?:ever)? [\w' ]+, (?:should i|shall i|want me to|do you want me to|"
     r"would you like me to)\b.*\b(?:the same way|like that|like this|do the same)\b|"
     r"\bmake (?:that|this|it) standing\b",

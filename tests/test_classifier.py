@@ -76,6 +76,10 @@ def test_one_off_offers_and_answers_are_not_proposals(text: str) -> None:
         "Bought the oat milk. Is it alright if I keep topping it up termly without checking?",
         "Any invite from your book club: yes by default, and I tell you afterwards. Does that "
         "sound fair?",
+        "I booked the 14th. And for the follow-up ones, shall I just take the first slot?",
+        "If a tenant asks for a copy of the lease, would you be happy for me to send it?",
+        "If she asks again next month, can I just send the timetable straight off?",
+        "The rule I'd suggest: invitations on a school night get a no. Shall I work like that?",
     ],
 )
 def test_indirect_standing_offers_are_proposals(text: str) -> None:
@@ -100,7 +104,7 @@ def test_the_proposal_battery_by_counts() -> None:
     """`proposals_detect.jsonl` (2026-12-04, 200 assistant turns written blind to the code:
     130 standing offers in indirect wording, 70 one-off turns built to fool a detector).
     Measured blind at the session's start: 91/130 found, 6 one-off turns taken for offers;
-    then its misses were read and fixed in general form: 114/130, still 6."""
+    then its misses were read and fixed in general form: 118/130, still 6."""
     rows = [
         json.loads(line)
         for line in (ROOT / "tests" / "data" / "proposals_detect.jsonl").read_text().splitlines()
@@ -108,7 +112,7 @@ def test_the_proposal_battery_by_counts() -> None:
     ]
     found = sum(1 for r in rows if r["label"] == "standing" and detect_proposal(r["assistant"]))
     false = sum(1 for r in rows if r["label"] == "one_off" and detect_proposal(r["assistant"]))
-    assert found >= 114
+    assert found >= 118
     assert false <= 6
 
 
