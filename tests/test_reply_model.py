@@ -190,9 +190,10 @@ def test_the_negations_battery_by_counts(model: reply_model.ReplyModel) -> None:
 
 def test_the_restatement_battery_by_counts(model: reply_model.ReplyModel) -> None:
     """`classify_restate.jsonl` (2026-12-04): the proposal's own pick said again ("Aisle
-    every time.") beside limits of the user's ("KTX when I'm travelling alone."). Blind at
-    the session's end-state before its fix: acceptances 31/60, limits 39/60, 4 limits read
-    as acceptances; after the pick-with-a-condition reading: 31, 50 and 1."""
+    every time.") beside limits of the user's ("KTX when I'm travelling alone."). Session
+    start (811a6bd): acceptances 26/60, limits 38/60, 4 limits read as acceptances; blind,
+    just before its fix (with the session's proposal forms): 31, 39 and 4; after the
+    pick-with-a-condition reading: 31, 50 and 1."""
     counts = _counts(model, "classify_restate.jsonl")
     assert counts.get(("accept", "accept"), 0) >= 31
     assert counts.get(("scoped", "scoped"), 0) >= 50
