@@ -93,9 +93,8 @@ _MAX_AFTER_RE = re.compile(
 )
 _MIN_RE = re.compile(r"\b(?:over|above|more than|at least)\s+(?:" + _NUM + r")")
 _MONEY_HINT = re.compile(
-    r"[$€£¥₹₩₱₦₪₺₫฿]|" + CURRENCY_SIGN + r"\d[\d,.]*(?![\w-])|\b" + CURRENCY_WORD + r"\b|dollar|"
-    r"buck|euro|"
-    r"pounds? sterling|price|cost|spend|budget|\bk\b|grand"
+    r"[$€£¥₹₩₱₦₪₺₫฿]|" + CURRENCY_SIGN + r"\d[\d,.]*(?![\w-])|\b" + CURRENCY_WORD + r"\b|"
+    r"dollar|buck|euro|pounds? sterling|price|cost|spend|budget|\bk\b|grand"
 )
 _PARTY_RE = re.compile(r"\b(?:party|group|table) of (\d+)|\bup to (\d+) (?:people|guests|of us)")
 _DAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}

@@ -10,8 +10,8 @@ from functools import lru_cache
 _WORD = re.compile(r"[a-z0-9$][a-z0-9$'.-]*[a-z0-9]|[a-z0-9$]")
 # Money in any currency, in lower-cased text: a sign or code before the number ("$40",
 # "nz$40", "¥25,000", "r150" for rand, "rs 500", "kr 200") or a word after it ("25,000
-# yen", "300 pesos", "150 rand"). "Pound" alone is also a weight and "won" a verb: those
-# two count only where a currency is sure ("pounds sterling", a sign).
+# yen", "300 pesos", "150 rand"). "Won" is a verb and "pound" a weight, so neither is read
+# as money; "pounds" is, as before (a limit in pounds of weight is rarer than a price).
 CURRENCY_SIGN = r"(?:(?:us|nz|au|a|c|hk|s|r)\$|[$€£¥₹₩₱₦₪₺₫฿]|\b(?:r|rs\.?|kr\.?|chf|zł)\s?(?=\d))"
 CURRENCY_WORD = (
     r"(?:dollars?|bucks?|usd|euros?|eur|pounds|quid|gbp|yen|jpy|yuan|rmb|cny|rupees?|inr|"
