@@ -687,15 +687,60 @@ def best_by(
     return [i for s, i in scored if s == top and s > 0]
 
 
-def rule_preference(rule: str, text: str) -> float:
+def rule_preference(rule: str, text: str, overridden: frozenset[str] = frozenset()) -> float:
     """How much the rule's words favour an item. When the rule picks by who asks ("send
     just their section's part"), the item of the first case ("I've sent Grace the alto
-    part") is an example, not the choice: only the standing sentences count."""
+    part") is an example, not the choice: only the standing sentences count. Words the
+    request overrides (see `overridden_by_request`) count for nothing."""
     if _RELATIONAL.search(normalize(rule)):
         standing = [t for t in sentences(rule) if _STANDING_CUE.search(normalize(t))]
         rule = " ".join(standing) or rule
     weights = weighted_terms(rule)
-    return sum(weights.get(t, 0.0) for t in term_set(text))
+    return sum(weights.get(t, 0.0) for t in term_set(text) - overridden)
+
+
+# A name said inside a sentence ("the Oughterard report", "Order the Brooks Ghost 17"): the
+# first word of a sentence is capitalised whatever it is.
+_INNER_NAME = re.compile(r"(?<![.!?:]\s)(?<![.!?:])(?<=\s)[A-Z][\w'-]*")
+
+
+def _specifics(request: str) -> set[str]:
+    """The request's terms that single one thing out: numbers and codes ("17", "W3"), and
+    names said inside a sentence ("Oughterard")."""
+    named = " ".join(_INNER_NAME.findall(request))
+    return {t for t in term_set(request, _ACTION_NOISE) if re.search(r"\d", t)} | term_set(
+        named, _ACTION_NOISE
+    )
+
+
+def overridden_by_request(
+    rule: str,
+    request: str,
+    items: list[dict[str, Any]],
+    fit: Callable[[dict[str, Any]], float],
+    text_of: Callable[[dict[str, Any]], str],
+) -> frozenset[str]:
+    """The rule's numbers and names that name what the request now names otherwise.
+
+    The rule's first case ("Ordering the Brooks Ghost 16 in wide") says "16" where today's
+    request says "Ghost 17": when the items that carry one never carry the other, they are
+    two values of one thing (the model, the bridge, the person) and the request's is the
+    one wanted. The rule still picks on what the request leaves open (the width). Only
+    what the items the request fits best carry counts as named: "the 8:00" does not name
+    the other bus "Oct 8"."""
+    texts = [term_set(text_of(i)) for i in items]
+    everywhere = set.intersection(*texts) if texts else set()
+    top = max((fit(i) for i in items), default=0.0)
+    best = set().union(*(x for i, x in zip(items, texts, strict=True) if fit(i) == top))
+    said = term_set(request, _ACTION_NOISE)
+    named = (_specifics(request) & best) - everywhere
+    out = set()
+    for word in _specifics(rule) & set(weighted_terms(rule)):
+        if word in said or word in everywhere or not any(word in x for x in texts):
+            continue
+        if any(not any(word in x and t in x for x in texts) for t in named):
+            out.add(word)
+    return frozenset(out)
 
 
 # The item depends on the person: "their section's part", "his own size", "each kid's size".
@@ -853,7 +898,8 @@ def choose(
         # stray word), every item is in the running and the rule picks.
         near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
         near = _sized_up(near or list(items), request, rule, text_of)
-        pool = best_by(near, lambda i: rule_preference(rule, text_of(i))) or near
+        overridden = overridden_by_request(rule, request, near, fit, text_of)
+        pool = best_by(near, lambda i: rule_preference(rule, text_of(i), overridden)) or near
         rule_picks = len(pool) < len(near)
         if len(pool) > 1:
             pool = _superlative_pick(rule, pool)

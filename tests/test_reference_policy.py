@@ -1455,3 +1455,57 @@ def test_the_latest_of_items_named_by_month_is_the_later_month() -> None:
     assert picked is not None and picked["id"] == "mar"
     # without a word of recency the month decides nothing
     assert choose(docs, "The nurse wants Mum's blood test results.", None, document_text) is None
+
+
+def test_a_number_or_name_the_request_says_overrides_the_one_of_the_rules_first_case() -> None:
+    """The rule was made on one model or one place; today's request names another. The
+    request's wins and the rule still picks what the request leaves open."""
+    from agent.reference import choose, document_text, product_text
+
+    skates = [
+        {"id": "k9-wide", "title": "Kestrel Glide 9 inline skates, size 42, wide"},
+        {"id": "k9-std", "title": "Kestrel Glide 9 inline skates, size 42, standard"},
+        {"id": "k8-wide", "title": "Kestrel Glide 8 inline skates, size 42, wide (clearance)"},
+    ]
+    rule = (
+        "Ordering the Kestrel Glide 8 in 42 wide. Should I make wide the default whenever "
+        "I buy you skates?"
+    )
+    picked = choose(skates, "Order the Kestrel Glide 9, size 42.", rule, product_text)
+    assert picked is not None and picked["id"] == "k9-wide"
+    # without a model in the request, the rule's own model stands
+    picked = choose(skates, "Order me new skates, size 42.", rule, product_text)
+    assert picked is not None and picked["id"] == "k8-wide"
+    surveys = [
+        {"id": "ash-pdf", "title": "Ashford weir survey report (signed PDF)", "body": "final"},
+        {"id": "ash-doc", "title": "Ashford weir survey report (Word draft)", "body": "draft"},
+        {"id": "bel-pdf", "title": "Belmont weir survey report (signed PDF)", "body": "final"},
+    ]
+    rule = "Sent the Belmont report as the signed PDF. Always send the signed PDF of reports?"
+    request = "The survey of the Ashford weir is done, send it over to the council."
+    picked = choose(surveys, request, rule, document_text)
+    assert picked is not None and picked["id"] == "ash-pdf"
+
+
+def test_only_what_the_best_fitting_items_carry_overrides_the_rule() -> None:
+    """ "the 8:00" shares a number with the other bus's "Oct 8", and "the Radio Bench forum"
+    a word with the "full bench log": neither overrides the rule's class or version."""
+    from agent.reference import choose, document_text, product_text
+
+    buses = [
+        {"id": "9-plat", "title": "Coach Plus, City to Ridge, Oct 9 08:00"},
+        {"id": "9-std", "title": "Coach Standard, City to Ridge, Oct 9 08:00"},
+        {"id": "8-plat", "title": "Coach Plus, City to Ridge, Oct 8 23:30"},
+    ]
+    rule = "From now on just get me Standard on the buses, the seats are good enough."
+    request = "I need to be in Ridge on Friday October 9. Get me the 8:00 bus."
+    picked = choose(buses, request, rule, product_text)
+    assert picked is not None and picked["id"] == "9-std"
+    logs = [
+        {"id": "sum", "title": "Crosley 51 restoration, one-page summary", "body": "photos"},
+        {"id": "full", "title": "Crosley 51 restoration, full bench log", "body": "readings"},
+    ]
+    rule = "Should I default to the one-page summary whenever you send a write-up out?"
+    request = "Send my Crosley 51 write-up to Dale, who runs the Radio Bench forum."
+    picked = choose(logs, request, rule, document_text)
+    assert picked is not None and picked["id"] == "sum"
