@@ -1409,6 +1409,11 @@ def choose_recipient(
         pool = pool + [c for c in strong if c not in pool]
         if not pool:
             pool = list(contacts)
+        elif not strong and rule:
+            # No one the rule sends to: its words are about what to send ("letting agents
+            # get the redacted scan"), and whom the request describes ("the landlord of the
+            # Rotherhithe flat") comes before whom those words happen to fit.
+            pool = best_by(pool, by_relation) or pool
     if len(pool) > 1 and rule:
         pool = best_by(pool, by_rule) or pool
     if len(pool) > 1 and rule:

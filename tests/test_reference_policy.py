@@ -1286,6 +1286,32 @@ def test_whom_the_first_case_went_to_does_not_pick_the_next_recipient() -> None:
     assert chosen is not None and chosen["name"] == "Marisol Reyes"
 
 
+def test_whom_the_request_describes_comes_before_whom_the_rules_words_fit() -> None:
+    """A rule about what to send ("letting agents and landlords get the redacted scan")
+    sends to no one; "the landlord of the Canal Street flat" is the landlord, though the
+    rule's words fit the letting agent better."""
+    contacts = [
+        {
+            "name": "Priya Shah",
+            "email": "priya@shahlets.example",
+            "relation": "landlord of the Canal Street flat",
+        },
+        {
+            "name": "Oakfield Lettings",
+            "email": "lettings@oakfield.example",
+            "relation": "letting agent for the current flat",
+        },
+    ]
+    rule = (
+        "Sent the agent your passport scan, the redacted one. Want me to use that redacted "
+        "scan whenever your ID has to go to someone? Got it. Letting agents and landlords get "
+        "the redacted scan."
+    )
+    request = "The landlord of the Canal Street flat wants to see my passport. Send it to him?"
+    chosen = choose_recipient(contacts, request, rule)
+    assert chosen is not None and chosen["name"] == "Priya Shah"
+
+
 def test_what_a_rule_keeps_back_is_no_part_of_its_pick() -> None:
     """ "Send the summary and keep names and phone numbers private": not the full list
     with names and phone numbers, in the policy's pick and at the gate."""
