@@ -782,7 +782,10 @@ def _size(product: dict[str, Any]) -> float | None:
 _PASSED_OVER = re.compile(
     r"\b(?:over|not|rather than|instead of|than)\s+(?:the\s+|a\s+)?(?:very\s+)?"
     r"(?:cheapest|lowest price|least expensive|cheaper|biggest|largest|bigger|larger|"
-    r"smallest|smaller)\b"
+    r"smallest|smaller)\b|"
+    # a concession: "default to them even when someone online is cheaper"
+    r"\beven (?:when|if|though)\b[^.;:?!]*?\b(?:cheapest|cheaper|less expensive|bigger|"
+    r"larger|smaller)\b"
 )
 
 
@@ -902,9 +905,11 @@ def choose(
         pool = best_by(near, lambda i: rule_preference(rule, text_of(i), overridden)) or near
         rule_picks = len(pool) < len(near)
         if len(pool) > 1:
-            pool = _superlative_pick(rule, pool)
-        if len(pool) > 1:
+            # What the request names first ("a new Jorgensen 16-inch"), then the rule's
+            # superlative among those ("the cheapest"), not the other way round.
             pool = best_by(pool, fit) or pool
+        if len(pool) > 1:
+            pool = _superlative_pick(rule, pool)
         if len(pool) > 1:
             # Two words of the rule in a row ("the Sony Store") tell apart items that share
             # each word on its own ("Sony Europe warranty, pickup in store").

@@ -1312,6 +1312,35 @@ def test_whom_the_request_describes_comes_before_whom_the_rules_words_fit() -> N
     assert chosen is not None and chosen["name"] == "Priya Shah"
 
 
+def test_a_concession_is_no_superlative_and_the_request_names_before_it_picks() -> None:
+    """ "Default to them even when someone online is cheaper" asks for no cheapest item, and
+    "the 16-inch" is picked before any superlative of the rule is applied."""
+    from agent.reference import choose, product_text
+
+    testers = [
+        {
+            "id": "nv-16",
+            "title": "Hoof tester, 16 in (Valley Vet Supply, practice account)",
+            "price": 214,
+        },
+        {"id": "web-16", "title": "Hoof tester, 16 in (FarmGear online)", "price": 169},
+        {
+            "id": "nv-12",
+            "title": "Hoof tester, 12 in (Valley Vet Supply, practice account)",
+            "price": 188,
+        },
+    ]
+    rule = (
+        "I'll go through Valley Vet Supply on the practice account. For practice equipment, "
+        "should I default to them even when someone online is cheaper?"
+    )
+    picked = choose(testers, "Order me a new 16-inch hoof tester.", rule, product_text)
+    assert picked is not None and picked["id"] == "nv-16"
+    rule = "Should I always go for the cheapest hoof tester?"
+    picked = choose(testers, "Order me a new 16-inch hoof tester.", rule, product_text)
+    assert picked is not None and picked["id"] == "web-16"
+
+
 def test_what_a_rule_keeps_back_is_no_part_of_its_pick() -> None:
     """ "Send the summary and keep names and phone numbers private": not the full list
     with names and phone numbers, in the policy's pick and at the gate."""
