@@ -1855,9 +1855,12 @@ class ReferencePolicy:
         # The recipient's name says who gets it, not what: "Penrose Ladd want my CV" asks for
         # the CV, not the cover letter titled "Penrose Ladd". Without it the request must
         # still pick one document; if it cannot, the whole request decides.
+        # So do the names of the people the rule sent to ("to Novak CPA's document inbox"):
+        # they pick no document ("Draft prepared by Novak CPA").
+        what = _without_names(text, seen.contacts) if text else None
         doc = choose(
-            seen.documents, _without_name(inp.request, contact), text, document_text
-        ) or choose(seen.documents, inp.request, text, document_text)
+            seen.documents, _without_name(inp.request, contact), what, document_text
+        ) or choose(seen.documents, inp.request, what, document_text)
         if doc is None:
             return None
         if rule is not None:
@@ -1938,6 +1941,28 @@ def _without_name(request: str, contact: dict[str, Any]) -> str:
         if re.sub(r"\W", "", re.sub(r"['’]s\W*$", "", w.lower())) not in name
     ]
     return "".join(kept)
+
+
+def _without_names(text: str, contacts: list[dict[str, Any]]) -> str:
+    """The text without the contacts' addresses ("docs@novakcpa.com") and the capitalised
+    words of their names ("Novak", "CPA")."""
+    for c in contacts:
+        email = str(c.get("email", ""))
+        if email:
+            text = re.sub(re.escape(email), " ", text, flags=re.IGNORECASE)
+    names = {
+        w
+        for c in contacts
+        for w in re.findall(r"\b[A-Z][\w'-]*", str(c.get("name", "")))
+        if len(w) > 1
+    }
+    if not names:
+        return text
+    return re.sub(
+        r"\b[A-Z][\w'-]*",
+        lambda m: " " if m.group(0).removesuffix("'s") in names else m.group(0),
+        text,
+    )
 
 
 def _subject(request: str) -> str:

@@ -1564,3 +1564,28 @@ def test_only_what_the_best_fitting_items_carry_overrides_the_rule() -> None:
     request = "Send my Crosley 51 write-up to Dale, who runs the Radio Bench forum."
     picked = choose(logs, request, rule, document_text)
     assert picked is not None and picked["id"] == "sum"
+
+
+def test_whom_the_rule_sent_to_picks_no_document() -> None:
+    """ "Sent it to Halden & Co's document inbox, docs@halden.example": the draft "prepared
+    by Halden & Co" is not what the rule asks for; the request's "signed" picks."""
+    from agent.reference import _without_names, choose, document_text
+
+    docs = [
+        {"id": "signed", "title": "VAT return, June (signed)", "body": "Signed by the owner."},
+        {
+            "id": "draft",
+            "title": "VAT return, June (draft, unsigned)",
+            "body": "Prepared by Halden.",
+        },
+    ]
+    contacts = [{"name": "Halden documents", "email": "docs@halden.example"}]
+    rule = (
+        "I sent the statement to Halden's document inbox, docs@halden.example. Should I route "
+        "anything for the accountant there from now on?"
+    )
+    request = "Send the signed VAT return for June."
+    assert "Halden" not in _without_names(rule, contacts)
+    assert "docs@halden.example" not in _without_names(rule, contacts)
+    picked = choose(docs, request, _without_names(rule, contacts), document_text)
+    assert picked is not None and picked["id"] == "signed"
