@@ -789,7 +789,13 @@ def _handed_back(back: list[str]) -> str:
         after = norm[m.end() :]
         if re.match(r"\s*(?:first\s+)?(?:on|for|about|with|when|if|over|above)\b", after):
             kept.append(after)
-    return " ".join(kept)
+    # "Anything from outside the team": the team is what stays allowed, not a case handed back.
+    return " ".join(_OUTSIDE_RE.sub(" ", part) for part in kept)
+
+
+_OUTSIDE_RE = re.compile(
+    r"\b(?:outside(?: of)?|other than|apart from|except(?: for)?|beyond)\b[^,;.!?]*"
+)
 
 
 def _channels(text: str) -> list[str]:
@@ -952,8 +958,13 @@ MEANING_FLOOR = 0.25
 Meaning = Callable[[str, str], float]
 
 
-def _closer_to_allowed(scope: Scope, facts: CallFacts, meaning: Meaning | None) -> bool:
-    """Is the call clearly about what the user allowed rather than what they handed back?"""
+def _closer_to_allowed(
+    scope: Scope, facts: CallFacts, meaning: Meaning | None, name_said: bool = False
+) -> bool:
+    """Is the call clearly about what the user allowed rather than what they handed back?
+
+    `name_said`: the call already uses the allowed side's words, so a name there is met.
+    """
     if meaning is None or not scope.allowed_text or not scope.back_text:
         return False
     # A handed-back side that names nothing ("so check with me for those") or only repeats
@@ -961,7 +972,8 @@ def _closer_to_allowed(scope: Scope, facts: CallFacts, meaning: Meaning | None) 
     if not _keys(scope.back_text) - _KEY_VERBS - _keys(scope.allowed_text):
         return False
     # A name is an exact limit ("Portland markets"): a call elsewhere may mean much the same.
-    if _keys(scope.allowed_text) & _capitalized(scope.allowed_text) & set(scope.categories):
+    names = _keys(scope.allowed_text) & _capitalized(scope.allowed_text)
+    if not name_said and names & set(scope.categories):
         return False
     call = facts.text()
     try:
@@ -1104,7 +1116,13 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         checks.append((channel in media, f"by {channel}, agreed: {', '.join(media)}"))
     if scope.excluded:
         bad = sorted(k for k in scope.excluded if found(k) or k == channel)
-        if bad:
+        # "Gary's own invitations, accept freely. When it comes from Head Office ... check
+        # with me": Gary calling a meeting in an office is Gary's. When what the user allowed
+        # is named in the call's words, a handed-back word in it too is weighed by meaning.
+        named_allowed = any(ok is True and diff.startswith("matches") for ok, diff in checks)
+        if bad and named_allowed and _closer_to_allowed(scope, facts, meaning, name_said=True):
+            checks.append((True, f"means {scope.allowed_text!r} though it says {', '.join(bad)}"))
+        elif bad:
             checks.append((False, f"excluded: {', '.join(bad)}"))
     if not checks:
         return ScopeMatch(None, f"cannot check the scope {scope.text!r}")

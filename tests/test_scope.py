@@ -1006,3 +1006,45 @@ def test_a_kind_named_by_its_everyday_word_takes_in_its_members(
     reply: str, clause: str, call: CallFacts, inside: bool
 ) -> None:
     assert match_scope(parse_scope(reply, TODAY, clause), call).inside is inside
+
+
+def test_outside_on_the_handed_back_side_names_what_stays_allowed() -> None:
+    # "Anything from outside the team, run it past me": the team is not what is handed back.
+    team = parse_scope(
+        "Let's keep that to the football lot. Anything from outside the team, run it past me.",
+        TODAY,
+    )
+    assert "team" not in team.excluded
+    society = parse_scope(
+        "Members, yes, the PDF is what they should see. If it's someone outside the society, "
+        "the independent examiner or the council, ask me first.",
+        TODAY,
+    )
+    assert "society" not in society.excluded
+    assert {"examiner", "council"} <= set(society.excluded)
+    member = facts("send", request="Bernadette, a member of the society, wants the accounts.")
+    assert match_scope(society, member).inside is True
+
+
+GARY = (
+    "Gary's own invitations, accept freely; he is my line manager. When it comes from Head "
+    "Office in Coventry, the regional director and her people, check with me first."
+)
+
+
+def test_a_handed_back_word_in_a_call_naming_the_allowed_side_is_weighed_by_meaning() -> None:
+    scope = parse_scope(GARY, TODAY)
+    assert "office" in scope.excluded and "gary" in scope.categories
+    gary = facts(request="Gary has called a meeting in the depot office on Monday at 2.")
+    # Without a meaning, or when the call is no nearer what was allowed, the word vetoes.
+    assert match_scope(scope, gary).inside is False
+    near_back = by_words({("Gary", "Head Office"): 0.5, ("Gary", "Gary's own"): 0.4})
+    assert match_scope(scope, gary, near_back).inside is False
+    near_allowed = by_words({("Gary", "Gary's own"): 0.5, ("Gary", "Head Office"): 0.2})
+    verdict = match_scope(scope, gary, near_allowed)
+    assert verdict.inside is True and "though it says office" in verdict.diff
+    # A call that names nothing of the allowed side: the handed-back word still vetoes,
+    # whatever the meaning says.
+    director = facts(request="Coventry has called a meeting for the regions on Monday.")
+    everything_allowed = by_words({("", "Gary's own"): 0.9})
+    assert match_scope(scope, director, everything_allowed).inside is False
