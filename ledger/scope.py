@@ -21,6 +21,7 @@ from datetime import date, datetime
 
 from ledger.model import Scope
 from ledger.text import (
+    ACCEPT_CUE,
     ASK_BACK,
     CURRENCY_SIGN,
     CURRENCY_WORD,
@@ -563,6 +564,15 @@ def parse_scope(
     with me"): the whole allowed side is read instead.
     """
     scope = _parse_scope(text, today, clause, proposal, turn)
+    if clause and scope.categories and not scope.people:
+        # A kind named in a list ("Florists, venues, caterers, the people who worked the
+        # day"): any item of the list is the limit. Only items of that kind: a name or a
+        # word of another kind beside it would be a further limit, not another item.
+        listed = _whole_list(clause, sides(text)[0])
+        if listed != clause:
+            whole_list = _parse_scope(text, today, listed, proposal, turn)
+            if not whole_list.people and not whole_list.places and not whole_list.channels:
+                scope = whole_list.model_copy(update={"text": scope.text})
     if clause and proposal and not _narrows(scope, proposal):
         whole = _parse_scope(text, today, None, proposal, turn)
         if _narrows(whole, proposal):
@@ -737,6 +747,55 @@ def _parse_scope(
             excluded -= {stem(w) for w in _OTHER_KIND_RE.findall(normalize(" ".join(back)))}
     scope.excluded = sorted(excluded - set(scope.categories) - named)
     return scope
+
+
+# A clause that says something of its own rather than naming a case: it opens with a
+# subject, a conjunction or a condition ("I'm not fighting Loop traffic", "she reads every
+# page", "if ...").
+_STATEMENT_RE = re.compile(
+    r"^(?:i|i'm|i'd|i'll|i've|we|we're|you|he|she|they|it|it's|that's|there's|this|these|"
+    r"those|if|when|so|but|because|since|as|and then|though|although|unless|just|go|"
+    r"please)\b|n't\b"
+)
+_LIST_ITEM_WORDS = 3
+
+
+def _list_item(part: str) -> bool | None:
+    """Is a part of a sentence an item of a list (True), a yes beside it (None) or neither?"""
+    norm = normalize(part)
+    if ACCEPT_CUE.fullmatch(norm) or (len(words(norm)) <= 2 and ACCEPT_CUE.search(norm)):
+        return None
+    return not (_STATEMENT_RE.search(norm) or len(words(norm)) > _LIST_ITEM_WORDS)
+
+
+def _whole_list(clause: str, allowed: list[list[str]]) -> str:
+    """The limit clause with the other items of the list it sits in.
+
+    "Florists, venues, caterers, the people who actually worked the day, yes": the limit
+    is any of them, not only the clause the classifier quoted. Items are short parts of the
+    same sentence that name a case; a yes beside them is skipped, a statement ends the list.
+    """
+    target = clause.strip().rstrip(".!?")
+    for parts in allowed:
+        if target not in parts:
+            continue
+        at = parts.index(target)
+        before: list[str] = []
+        for part in reversed(parts[:at]):
+            verdict = _list_item(part)
+            if verdict is False:
+                break
+            if verdict:
+                before.insert(0, part)
+        after: list[str] = []
+        for part in parts[at + 1 :]:
+            verdict = _list_item(part)
+            if verdict is False:
+                break
+            if verdict:
+                after.append(part)
+        return ", ".join([*before, target, *after])
+    return clause
 
 
 _EXAMPLES_RE = re.compile(

@@ -1048,3 +1048,57 @@ def test_a_handed_back_word_in_a_call_naming_the_allowed_side_is_weighed_by_mean
     director = facts(request="Coventry has called a meeting for the regions on Monday.")
     everything_allowed = by_words({("", "Gary's own"): 0.9})
     assert match_scope(scope, director, everything_allowed).inside is False
+
+
+def test_a_kind_named_in_a_list_takes_any_item_of_the_list() -> None:
+    florists = parse_scope(
+        "Florists, venues, caterers, the people who actually worked the day, yes. Magazines "
+        "and blogs wanting to feature a wedding are another thing, ask me on those.",
+        TODAY,
+        "the people who actually worked the day",
+    )
+    assert {"florist", "venue", "caterer"} <= set(florists.categories)
+    caterer = facts("send", request="The caterer from the Bellver dinner asked for a few photos.")
+    assert match_scope(florists, caterer).inside is True
+    clinical = parse_scope(
+        "The clinical ones, definitely: perio, infection control, that sort of thing. The "
+        "business-y ones about running a practice, ask me first.",
+        TODAY,
+        "The clinical ones",
+    )
+    assert {"clinical", "infection"} <= set(clinical.categories)
+
+
+@pytest.mark.parametrize(
+    ("reply", "clause", "categories"),
+    [
+        # a reason beside the item is no further item
+        (
+            "The downtown ones, absolutely, I'm not fighting Loop traffic on a day off. If "
+            "one's up here near home, let me decide.",
+            "The downtown ones",
+            ["downtown"],
+        ),
+        # a name or a channel beside the kind would be a further limit: the list is not read
+        (
+            "School and doctor stuff, Gmail. Anything about money, like her half of camp, ask "
+            "me first.",
+            "School and doctor stuff",
+            ["doctor", "school"],
+        ),
+    ],
+)
+def test_a_list_is_only_items_of_the_clause_kind(
+    reply: str, clause: str, categories: list[str]
+) -> None:
+    scope = parse_scope(reply, TODAY, clause)
+    assert scope.categories == categories and scope.people == []
+
+
+def test_a_person_limit_takes_no_words_beside_it_as_items() -> None:
+    scope = parse_scope(
+        "For Maureen, beautiful. If I ever say the usual for anyone else, ask me.",
+        TODAY,
+        "For Maureen",
+    )
+    assert scope.people == ["Maureen"] and scope.categories == []
