@@ -573,11 +573,34 @@ def parse_scope(
             whole_list = _parse_scope(text, today, listed, proposal, turn)
             if not whole_list.people and not whole_list.places and not whole_list.channels:
                 scope = whole_list.model_copy(update={"text": scope.text})
+    if clause and not _allows_something(scope):
+        # "so for them, yes" or a limit read as something else: the clause names no case,
+        # so the whole allowed side is what the user allowed.
+        whole = _parse_scope(text, today, None, proposal, turn)
+        if _allows_something(whole):
+            return whole.model_copy(update={"text": scope.text})
     if clause and proposal and not _narrows(scope, proposal):
         whole = _parse_scope(text, today, None, proposal, turn)
         if _narrows(whole, proposal):
             return whole.model_copy(update={"text": scope.text})
     return scope
+
+
+def _allows_something(scope: Scope) -> bool:
+    """Does the scope say what is allowed (not only what is handed back)?"""
+    return bool(
+        scope.people
+        or scope.categories
+        or scope.places
+        or scope.channels
+        or scope.weekdays
+        or scope.time_after
+        or scope.time_before
+        or scope.until is not None
+        or scope.max_amount is not None
+        or scope.min_amount is not None
+        or scope.max_quantity is not None
+    )
 
 
 def _narrows(scope: Scope, proposal: str) -> bool:
@@ -864,7 +887,7 @@ def _channels(text: str) -> list[str]:
 def _split_negated(text: str) -> tuple[str, str]:
     """Split a clause into what it allows and what follows 'not' / 'except' / 'but not'."""
     parts = re.split(
-        r"\b(?:but not|not|except(?: for)?|excluding|other than|outside(?: of)?|apart from|"
+        r"\b(?:but not|not|except(?: for)?|excluding|other than|(?<!the )outside(?: of)?|apart from|"
         r"besides|no)\b",
         text,
         maxsplit=1,

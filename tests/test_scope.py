@@ -1102,3 +1102,30 @@ def test_a_person_limit_takes_no_words_beside_it_as_items() -> None:
         "For Maureen",
     )
     assert scope.people == ["Maureen"] and scope.categories == []
+
+
+def test_a_clause_naming_no_case_gives_way_to_the_whole_allowed_side() -> None:
+    scope = parse_scope(
+        "The main contractors all have a proper tenders address, so for them, yes. The "
+        "specialist subbies, electrical, plumbing, ask me.",
+        TODAY,
+        "so for them",
+        proposal="Shall the tender documents go to the contractor's tenders address?",
+    )
+    assert "main" in scope.categories and "specialist" in scope.excluded
+    main = facts("send", request="Ridgeway Builders are tendering as main contractor.")
+    assert match_scope(scope, main).inside is True
+    subby = facts("send", request="Khumalo Electrical, the specialist subby, wants the bills.")
+    assert match_scope(scope, subby).inside is False
+
+
+def test_the_outside_as_a_noun_is_no_exclusion() -> None:
+    scope = parse_scope(
+        "For the outside, the walls and the block facades, that's the one. Inside the clubhouse "
+        "is a different story, so ask me there.",
+        TODAY,
+        "For the outside",
+    )
+    assert {"wall", "facade"} <= set(scope.categories) and "wall" not in scope.excluded
+    facade = facts("purchase", request="The front facade of Block C is peeling. Order paint.")
+    assert match_scope(scope, facade).inside is True
