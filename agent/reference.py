@@ -607,6 +607,7 @@ class Seen:
     documents: list[dict[str, Any]] = field(default_factory=list)
     contacts: list[dict[str, Any]] = field(default_factory=list)
     calendar: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    inbox: list[dict[str, Any]] = field(default_factory=list)
     done: set[str] = field(default_factory=set)
 
     @classmethod
@@ -625,6 +626,8 @@ class Seen:
                 seen.documents = _union(seen.documents, data.get("documents", []))
             elif step.call.name == "lookup_contact":
                 seen.contacts = list(data.get("contacts", []))
+            elif step.call.name == "read_inbox":
+                seen.inbox = [m for m in data.get("inbox", []) if isinstance(m, dict)]
             elif step.call.name == "check_calendar":
                 key = (str(step.call.args.get("start")), str(step.call.args.get("end")))
                 seen.calendar[key] = data
@@ -1326,6 +1329,46 @@ def _same_place(channel: dict[str, Any], person: dict[str, Any]) -> bool:
     return bool(domain & parts(str(channel.get("email", "")).lower()))
 
 
+def message_text(message: dict[str, Any]) -> str:
+    return f"{message.get('subject', '')} {message.get('body', '')}"
+
+
+# A rule about answering what comes in ("when an enquiry comes in", "whoever asks for the
+# records", "when a complaint lands"), not only about sending something.
+_ANSWERS = re.compile(
+    r"\b(?:ask(?:s|ed|ing)?|requests?|requested|enquir\w*|inquir\w*|repl(?:y|ies|ied)|"
+    r"answer\w*|writes?|wrote|gets? in touch|comes? in|came in|lands?|emails? (?:in|me|us))\b"
+)
+_SENDER = re.compile(r"^\s*(.*?)\s*<([^<>@\s]+@[^<>\s]+)>\s*$|^\s*([^<>@\s]+@[^<>\s]+)\s*$")
+
+
+def referred_message(inbox: list[dict[str, Any]], request: str) -> dict[str, Any] | None:
+    """The one message of the inbox the request speaks of, by the words they share (who
+    wrote, what about); none when no message or more than one fits as well."""
+    want = term_set(request, _ACTION_NOISE)
+    scores = [
+        (_overlap(want, term_set(f"{m.get('from', '')} {message_text(m)}", _ACTION_NOISE)), m)
+        for m in inbox
+    ]
+    best = max((score for score, _ in scores), default=0)
+    top = [m for score, m in scores if score == best]
+    return top[0] if best >= 2 and len(top) == 1 else None
+
+
+def sender_contact(
+    message: dict[str, Any], contacts: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Whom to answer: the contact with the sender's address, else the sender as written."""
+    m = _SENDER.match(str(message.get("from", "")))
+    if m is None:
+        return None
+    email = (m.group(2) or m.group(3)).lower()
+    for contact in contacts:
+        if str(contact.get("email", "")).lower() == email:
+            return contact
+    return {"name": m.group(1) or "", "email": email, "relation": ""}
+
+
 def choose_recipient(
     contacts: list[dict[str, Any]], request: str, rule: str | None, standing: str = ""
 ) -> dict[str, Any] | None:
@@ -1656,7 +1699,10 @@ class ReferencePolicy:
                 "documents. What would you like me to do?"
             )
         if action == ActionType.send and "lookup_contact" not in seen.done:
-            return _calls(ToolCall(f"call_{n}", "lookup_contact", {"name": ""}))
+            return _calls(
+                ToolCall(f"call_{n}", "lookup_contact", {"name": ""}),
+                ToolCall(f"call_{n + 1}", "read_inbox", {}),
+            )
         if not inp.tools_allowed:
             return _reply("I'd rather check with you first: should I go ahead?")
         plan = self.plan(inp, seen, action)
@@ -1836,6 +1882,28 @@ class ReferencePolicy:
         text = rule.words if rule else None
         standing = f"{core_text(rule)} {rule.follow}" if rule else ""
         contact = choose_recipient(seen.contacts, inp.request, text, standing)
+        # "There's an email from the chap buying our store lambs": the message the request
+        # points at says who wrote (the one to answer) and what they asked for.
+        message = referred_message(seen.inbox, inp.request)
+        asked = inp.request
+        if message is not None:
+            asked = f"{inp.request} {message_text(message)}"
+            sender = sender_contact(message, seen.contacts)
+            routed = rule_recipients(standing, seen.contacts, refer=text or "") if rule else []
+            # Only a rule about what the message asks for answers it (not one about sending
+            # something else that happens to be in the same inbox).
+            about = (
+                rule is not None
+                and _ANSWERS.search(normalize(rule.words)) is not None
+                and rule_preference(rule.words, message_text(message)) > 0
+            )
+            if (
+                sender is not None
+                and about
+                and not routed
+                and not named_contacts(seen.contacts, inp.request)
+            ):
+                contact = sender
         if not seen.documents:
             # Nothing to attach: a message, its content the user's news ("the sink drains
             # slowly", "I can't make Sunday's game").
@@ -1858,9 +1926,9 @@ class ReferencePolicy:
         # So do the names of the people the rule sent to ("to Novak CPA's document inbox"):
         # they pick no document ("Draft prepared by Novak CPA").
         what = _without_names(text, seen.contacts) if text else None
-        doc = choose(
-            seen.documents, _without_name(inp.request, contact), what, document_text
-        ) or choose(seen.documents, inp.request, what, document_text)
+        doc = choose(seen.documents, _without_name(asked, contact), what, document_text) or choose(
+            seen.documents, asked, what, document_text
+        )
         if doc is None:
             return None
         if rule is not None:

@@ -18,7 +18,13 @@ import pytest
 from agent.context import ToolStep, build_agent_input
 from agent.factory import Agent, TurnResult, build_agent
 from agent.llm import PolicyOutput
-from agent.reference import ReferencePolicy, choose_recipient, implied_response
+from agent.reference import (
+    ReferencePolicy,
+    choose_recipient,
+    implied_response,
+    referred_message,
+    sender_contact,
+)
 from agent.settings import load_settings
 from ledger.model import Decision, GateResult, Turn
 from scenarios.judge import reply_asks
@@ -1589,3 +1595,79 @@ def test_whom_the_rule_sent_to_picks_no_document() -> None:
     assert "docs@halden.example" not in _without_names(rule, contacts)
     picked = choose(docs, request, _without_names(rule, contacts), document_text)
     assert picked is not None and picked["id"] == "signed"
+
+
+# -- answering a message in the inbox --------------------------------------------------------
+
+
+def inbox_world() -> World:
+    world = rates_world().model_dump(by_alias=True)
+    world["contacts"].append(
+        {
+            "name": "Owen Park",
+            "email": "owen@kilfolk.test",
+            "relation": "Kilbride Folk Society, nonprofit",
+        }
+    )
+    world["inbox"] = [
+        {
+            "id": "msg-kilfolk",
+            "from": "Owen Park <owen@kilfolk.test>",
+            "subject": "Festival day rates",
+            "body": "We're a small nonprofit folk society. What would you charge for a festival "
+            "day in July?",
+        },
+        {
+            "id": "msg-news",
+            "from": "Venue News <news@venues.test>",
+            "subject": "Spring newsletter",
+            "body": "New stages, new lights.",
+        },
+    ]
+    return World.model_validate(world)
+
+
+INBOX_REQUEST = "There's an email from the folk society about my festival day rates."
+
+
+@pytest.mark.parametrize("gl", [False, True])
+def test_an_answering_rule_answers_the_message_the_request_points_at(
+    tmp_path: Path, gl: bool
+) -> None:
+    """The request names no contact; the message it speaks of says who wrote. A rule about
+    answering those who ask ("nonprofits asking about rates") sends its document to them."""
+    result = _agent(tmp_path, gl, RATE_SHEET).respond(INBOX_REQUEST, PROBE, world=inbox_world())
+    assert _calls(result) == [
+        ("send", {"to": "owen@kilfolk.test", "document_id": "doc-rates-community"})
+    ]
+    assert "read_inbox" in [s.call.name for s in result.steps]
+
+
+def test_a_message_nobody_agreed_to_answer_is_asked_about(tmp_path: Path) -> None:
+    ignored = _session(
+        EPISODE,
+        "s1",
+        ("user", "Rachel from the arts council asked what I charge for a festival day."),
+        ("assistant", "Sent Rachel your community rate sheet."),
+    )
+    result = _agent(tmp_path, True, ignored).respond(INBOX_REQUEST, PROBE, world=inbox_world())
+    assert result.executed == []
+    assert reply_asks(result.reply)
+
+
+def test_the_message_a_request_points_at_and_its_sender() -> None:
+    inbox = inbox_world().model_dump(by_alias=True)["inbox"]
+    assert referred_message(inbox, INBOX_REQUEST)["id"] == "msg-kilfolk"
+    # a word in common is not enough, and two messages that fit as well are no answer
+    assert referred_message(inbox, "Did anything come about stages?") is None
+    twins = [dict(inbox[0], id="a"), dict(inbox[0], id="b")]
+    assert referred_message(twins, INBOX_REQUEST) is None
+    contacts = inbox_world().model_dump()["contacts"]
+    assert sender_contact(inbox[0], contacts)["name"] == "Owen Park"
+    stranger = {"from": "Ana Ruiz <ana@ruiz.test>", "subject": "", "body": ""}
+    assert sender_contact(stranger, contacts) == {
+        "name": "Ana Ruiz",
+        "email": "ana@ruiz.test",
+        "relation": "",
+    }
+    assert sender_contact({"from": "nobody"}, contacts) is None
