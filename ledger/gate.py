@@ -56,6 +56,7 @@ from ledger.text import (
     has_phrase,
     lexical_similarity,
     normalize,
+    running_low,
     stated_quantity,
     symbols,
     uses_shorthand,
@@ -296,6 +297,17 @@ class Gate:
         """
         ranked = self.ranked(facts, today)
         if not ranked or not self._stands_out(ranked):
+            # No rule is near the request in words, but it says it is running low on
+            # something ("I'm on the very last of my sunscreen"): the one purchase rule
+            # whose situation is running low ("reorder whenever we're low on something
+            # like this") is the one it is about.
+            low = [
+                (score, e)
+                for score, e in ranked
+                if facts.tool == "purchase" == e.action_type and running_low(e.content)
+            ]
+            if len(low) == 1 and running_low(facts.request):
+                return low[0][1], low[0][0]
             return None, ranked[0][0] if ranked else 0.0
         top_score, top = ranked[0]
         # Never trade an unaccepted proposal for an agreed rule: that would borrow consent.

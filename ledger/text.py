@@ -352,6 +352,21 @@ def uses_shorthand(request: str, rule: str) -> bool:
     return any(has_phrase(norm, (phrase,)) for phrase in shorthands(rule))
 
 
+_RUNNING_LOW = re.compile(
+    r"\b(?:run(?:s|ning)? (?:low|out|short)|ran out|(?:get(?:s|ting)?|is|are|we're|i'm) low|"
+    r"low on|(?:nearly|almost|all but|practically) (?:out|gone|empty|finished)|out of|"
+    r"down to (?:my|our|the|his|her|their) (?:last|final)|(?:the )?(?:very )?last of|"
+    r"used up|use(?:s|d)? (?:it|them|one) up|short on|(?:is|are|has|have) (?:gone|run) "
+    r"(?:dry|empty|out))\b"
+)
+
+
+def running_low(text: str) -> bool:
+    """Does the text speak of running low on something ("down to my last card", "almost
+    out of paper towels", "whenever we're low on something like this")?"""
+    return _RUNNING_LOW.search(normalize(text)) is not None
+
+
 def lexical_similarity(a: str, b: str) -> float:
     """Overlap of content stems, normalised by the smaller side (0..1)."""
     sa, sb = content_stems(canonical(a)) | symbols(a), content_stems(canonical(b)) | symbols(b)

@@ -1214,3 +1214,29 @@ def test_what_a_rule_passes_over_is_not_what_it_picks() -> None:
     gate = Gate(lambda: [rule])
     assert gate._support(rule, send(pdf, excel)) == 1
     assert gate._support(rule, send(excel, pdf)) < 1
+
+
+LOW_RULE = (
+    "Next time you mention we're low on something like this, I can just reorder whatever "
+    "you bought last time."
+)
+
+
+def test_the_one_running_low_rule_governs_a_request_that_runs_low_in_other_words() -> None:
+    reorder = entry("a1", Status.confirmed, LOW_RULE, ActionType.purchase)
+    kevin = entry("a2", Status.confirmed, KEVIN_YES)
+    low = purchase(
+        24.0, request="I'm on the very last of my sunscreen.", entity_text="Unseen SPF 40"
+    )
+    result = Gate(lambda: [reorder, kevin], similarity=lambda a, b: 0.05).check(low, TODAY)
+    assert result.decision is Decision.allow and result.entry_id == "a1"
+    # A request that runs low on nothing is not about it.
+    other = purchase(24.0, request="Get me the Unseen sunscreen.", entity_text="Unseen SPF 40")
+    result = Gate(lambda: [reorder, kevin], similarity=lambda a, b: 0.05).check(other, TODAY)
+    assert result.entry_id is None
+    # Two such rules: which one is for the words to say, and they say nothing.
+    staples = entry(
+        "a3", Status.pending, "When the pantry runs low, I'll restock it.", ActionType.purchase
+    )
+    result = Gate(lambda: [reorder, staples], similarity=lambda a, b: 0.05).check(low, TODAY)
+    assert result.entry_id is None and not result.allowed
