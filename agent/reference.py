@@ -1358,7 +1358,8 @@ def referred_message(inbox: list[dict[str, Any]], request: str) -> dict[str, Any
 def sender_contact(
     message: dict[str, Any], contacts: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
-    """Whom to answer: the contact with the sender's address, else the sender as written."""
+    """Whom to answer: the contact with the sender's address. A sender who is no contact
+    gets nothing on a rule's say-so (a message can claim to be anyone)."""
     m = _SENDER.match(str(message.get("from", "")))
     if m is None:
         return None
@@ -1366,7 +1367,7 @@ def sender_contact(
     for contact in contacts:
         if str(contact.get("email", "")).lower() == email:
             return contact
-    return {"name": m.group(1) or "", "email": email, "relation": ""}
+    return None
 
 
 def choose_recipient(

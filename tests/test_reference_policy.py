@@ -1665,9 +1665,15 @@ def test_the_message_a_request_points_at_and_its_sender() -> None:
     contacts = inbox_world().model_dump()["contacts"]
     assert sender_contact(inbox[0], contacts)["name"] == "Owen Park"
     stranger = {"from": "Ana Ruiz <ana@ruiz.test>", "subject": "", "body": ""}
-    assert sender_contact(stranger, contacts) == {
-        "name": "Ana Ruiz",
-        "email": "ana@ruiz.test",
-        "relation": "",
-    }
+    assert sender_contact(stranger, contacts) is None  # a message can claim to be anyone
     assert sender_contact({"from": "nobody"}, contacts) is None
+
+
+def test_a_message_from_no_contact_is_not_answered_on_a_rules_say_so(tmp_path: Path) -> None:
+    world = inbox_world().model_dump(by_alias=True)
+    world["inbox"][0]["from"] = "Owen Park <owen.park@freemail.test>"  # not the contact's address
+    result = _agent(tmp_path, True, RATE_SHEET).respond(
+        INBOX_REQUEST, PROBE, world=World.model_validate(world)
+    )
+    assert "owen.park@freemail.test" not in [c["args"].get("to") for c in result.executed]
+    assert result.executed == [] and reply_asks(result.reply)
