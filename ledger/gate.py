@@ -356,13 +356,14 @@ class Gate:
         return top >= self.threshold * _LOW_FACTOR and top >= second * _STANDS_OUT
 
     def _unaccepted_rival(
-        self, facts: CallFacts, today: date, best: Arrangement, by_time: bool = False
+        self, facts: CallFacts, today: date, best: Arrangement, weak: bool = False
     ) -> Arrangement | None:
         """An entry nearly as relevant as `best` that was never accepted (or was declined).
 
         When the match is that close, the gate cannot tell which arrangement the request
         is about, and it fails closed rather than borrow another rule's consent. When `best`
-        was found by the times it names (`by_time`), a rival must be relevant on its own:
+        was found by something other than its likeness to the request (`weak`: the times it
+        names, or the one rule about running low), a rival must be relevant on its own:
         similar enough, or naming times this call meets.
         """
         ranked = self.ranked(facts, today)
@@ -374,7 +375,7 @@ class Gate:
             unaccepted = entry.status in (Status.pending, Status.rejected)
             if entry.id == best.id or not unaccepted or entry.superseded_by is not None:
                 continue
-            if by_time and not (
+            if weak and not (
                 score >= self.threshold or rule_times(entry.content).holds(facts.when)
             ):
                 continue
@@ -395,7 +396,9 @@ class Gate:
         if facts.tool not in SIDE_EFFECTING:
             return self._result(Decision.allow, "read-only tool", facts)
         entry, _score = self.relevant(facts, today)
-        by_time = entry is None
+        ranked = self.ranked(facts, today)
+        # Found by the times it names, or as the one rule about running low: not by likeness.
+        weak = entry is None or not self._stands_out(ranked)
         if entry is None:
             entry = self._by_time(facts, today)
         explicit, missing = explicit_request(facts)
@@ -413,7 +416,7 @@ class Gate:
                 Decision.confirm, f"no standing arrangement covers this and {why}", facts
             )
         if entry.status in (Status.confirmed, Status.scoped) and not explicit:
-            rival = self._unaccepted_rival(facts, today, entry, by_time)
+            rival = self._unaccepted_rival(facts, today, entry, weak)
             if rival is not None:
                 return self._result(
                     Decision.confirm,

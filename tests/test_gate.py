@@ -1240,3 +1240,30 @@ def test_the_one_running_low_rule_governs_a_request_that_runs_low_in_other_words
     )
     result = Gate(lambda: [reorder, staples], similarity=lambda a, b: 0.05).check(low, TODAY)
     assert result.entry_id is None and not result.allowed
+
+
+def test_a_rule_found_as_the_one_about_running_low_has_no_rival_as_unlike_the_request() -> None:
+    """The request is near no rule in words (that is why the running-low rule was looked
+    for), so a pending proposal just as far from it is no reason to ask: it is not what
+    the request is about either."""
+    reorder = entry("a1", Status.confirmed, LOW_RULE, ActionType.purchase)
+    install = entry(
+        "a2",
+        Status.pending,
+        "Should professional installation be the default whenever you buy a major appliance?",
+        ActionType.purchase,
+    )
+
+    def sim(a: str, b: str) -> float:
+        return 0.05 if "reorder" in b else 0.045
+
+    low = purchase(
+        24.0, request="I'm on the very last of my sunscreen.", entity_text="Unseen SPF 40"
+    )
+    result = Gate(lambda: [reorder, install], similarity=sim).check(low, TODAY)
+    assert result.decision is Decision.allow and result.entry_id == "a1"
+    # A pending proposal that is near the request on its own still stands in the way.
+    near = Gate(
+        lambda: [reorder, install], similarity=lambda a, b: 0.05 if "reorder" in b else 0.3
+    ).check(low, TODAY)
+    assert not near.allowed
