@@ -1451,7 +1451,7 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
             if _MONEY.search(norm) or _LIMIT_WORDS.search(norm):
                 return clause, True
     for sentence in sentences(reply):
-        for clause in re.split(r",\s*|\s+-\s+|:\s*", sentence):
+        for clause in re.split(r",(?!\d)\s*|\s+-\s+|:\s*", sentence):
             norm = normalize(clause)
             weak_statement = (
                 _CLAUSE_VERB.search(norm)
@@ -2120,7 +2120,7 @@ def _reason_beside_yes(clause: str, reply: str) -> bool:
         or _ELSE.search(whole)
     ):
         return False
-    parts = [normalize(c) for c in re.split(r"[,;:.!?]+|\s[—–-]\s|—", reply) if c.strip()]
+    parts = [normalize(c) for c in re.split(r"(?:[,;:.!?](?!\d))+|\s[—–-]\s|—", reply) if c.strip()]
     others = [c for c in parts if c and c not in norm and norm[:12] not in c]
     return any(_starts_with(c, DIRECT_YES) or _APPROVING.search(c) for c in others)
 
@@ -2179,7 +2179,7 @@ def _hands_everything_back(user: str) -> bool:
         and not re.match(r"^(?:please )?(?:stop|don't|do not|no|never|not)\b", normalize(limit))
     ):
         return False
-    for clause in re.split(r"[,.;:!?]+|\s[—–-]\s|—", norm):
+    for clause in re.split(r"(?:[,.;:!?](?!\d))+|\s[—–-]\s|—", norm):
         clause = clause.strip()
         if not clause or _ALL_BACK.search(clause) or ASK_BACK.search(clause):
             continue

@@ -34,40 +34,25 @@ from ledger.text import (
     words,
 )
 
-_NUMBER_WORDS = {
-    "ten": 10,
-    "fifteen": 15,
-    "twenty": 20,
-    "twenty-five": 25,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "seventy-five": 75,
-    "eighty": 80,
-    "ninety": 90,
+_UNITS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen"
+).split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_NUMBER_WORDS: dict[str, int] = {
+    **{w: i + 1 for i, w in enumerate(_UNITS)},
+    **{w: 10 * (i + 2) for i, w in enumerate(_TENS)},
+    # "twenty-five", "seventy five"
+    **{
+        f"{t}{sep}{u}": 10 * (i + 2) + j + 1
+        for i, t in enumerate(_TENS)
+        for j, u in enumerate(_UNITS[:9])
+        for sep in ("-", " ")
+    },
     "hundred": 100,
     "a hundred": 100,
-    "one hundred": 100,
-    "two hundred": 200,
-    "three hundred": 300,
-    "four hundred": 400,
-    "five hundred": 500,
     "a thousand": 1000,
-    "one thousand": 1000,
     "a grand": 1000,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "eleven": 11,
-    "twelve": 12,
-    "one": 1,
 }
 # Currency words say how much, never which case.
 _CURRENCY_WORDS = frozenset(
@@ -78,9 +63,10 @@ _CURRENCY_WORDS = frozenset(
 _NUM = (
     r"(?:"
     + CURRENCY_SIGN
-    + r")?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b|grand\b|thousand\b)?|("
+    + r")?\s?(\d[\d,]*(?:\.\d+)?)\s*(k\b|grand\b|thousand\b)?|\b("
     + "|".join(sorted((re.escape(k) for k in _NUMBER_WORDS), key=len, reverse=True))
-    + r")(?:\s+(grand|thousand)\b)?"
+    # "twelve hundred", "two grand", "five thousand"
+    + r")(?:\s+(hundred|grand|thousand)\b)?"
 )
 _MAX_RE = re.compile(
     r"\b(?:under|below|less than|up to|upto|no more than|not more than|at most|max(?:imum)?|"
@@ -436,9 +422,11 @@ def _amount(match: re.Match[str]) -> float | None:
             value = float(raw.replace(",", ""))
         except ValueError:
             return None
-    # "5k", "two grand", "ten thousand"
+    # "5k", "two grand", "ten thousand", "twelve hundred"
     if len(groups) > 1 and groups[1] in ("k", "grand", "thousand"):
         value *= 1000
+    elif len(groups) > 1 and groups[1] == "hundred":
+        value *= 100
     return value
 
 
@@ -721,8 +709,11 @@ def _parse_scope(
     positive, negative = _split_negated(limit)
     src_positive, src_negative = _split_negated(limit_src)
     scope.channels = _channels(positive)
+    # "in Halifax", and each place listed with it ("in Halifax or Dartmouth")
     scope.places = [
-        m.group(1) for m in re.finditer(r"\b[Ii]n ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", src_positive)
+        name
+        for m in _IN_PLACES_RE.finditer(src_positive)
+        for name in _PLACE_RE.findall(m.group(0))[1:]
     ]
     place_words = {w.lower() for p in scope.places for w in p.split()}
     # A name the assistant's turn used counts even where it opens a sentence of the reply.
@@ -753,7 +744,15 @@ def _parse_scope(
             attached.add(stem(m.group(2).lower()))
     categories = _keys(positive) - named - attached
     narrowing = categories - _keys(proposal)
-    scope.categories = sorted(narrowing or categories)
+    # "Keep that to the football lot. Anything from outside the team, run it past me": what
+    # the handed-back side is outside of is allowed too, another word for the same case.
+    inside = {
+        k
+        for part in back
+        for m in _OUTSIDE_RE.finditer(normalize(part))
+        for k in _keys(ASK_BACK.split(m.group(0))[0])
+    } - _KEY_VERBS - named - attached
+    scope.categories = sorted((narrowing or categories) | (inside if categories else set()))
     # "Rangi's the treasurer, so the summary's what he needs": who the person is, and why;
     # the person is the limit, the rest describes them.
     role = _ROLE_RE.match(src_positive.strip())
@@ -770,6 +769,11 @@ def _parse_scope(
             excluded -= {stem(w) for w in _OTHER_KIND_RE.findall(normalize(" ".join(back)))}
     scope.excluded = sorted(excluded - set(scope.categories) - named)
     return scope
+
+
+_PLACE = r"[A-Z][a-z]+(?: [A-Z][a-z]+)?"
+_PLACE_RE = re.compile(r"\b(?:[Ii]n|" + _PLACE + r")\b")
+_IN_PLACES_RE = re.compile(r"\b[Ii]n " + _PLACE + r"(?:(?:,\s*|,? (?:or|and) )" + _PLACE + r")*")
 
 
 # A clause that says something of its own rather than naming a case: it opens with a
@@ -1184,7 +1188,9 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         hit = sorted(k for k in categories if found(k))
         # "For our own parish, go for it. Other parishes ... run them past me": a word both
         # sides use decides nothing when no other limit tells the two sides apart.
-        shared = _keys(scope.back_text) & set(hit) if scope.back_text else set()
+        # (What the handed-back side is outside of, it does not name: "outside the club".)
+        kept = _OUTSIDE_RE.sub(" ", normalize(scope.back_text or ""))
+        shared = _keys(kept) & set(hit)
         if hit and set(hit) <= shared and len(checks) == 0 and not scope.people:
             checks.append(
                 (None, f"both what you allowed and what you kept name '{', '.join(hit)}'")

@@ -429,9 +429,31 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
     back: list[str] = []
     previous: list[str] | None = None  # the last sentence, when it went to `allowed` whole
     # (then it is `allowed[-1]`)
+    handed_back = False  # the last sentence ended on the handed-back side
+    at = 0
     for sentence in sentences(text):
+        start = text.find(sentence, at)
+        after_semicolon = start > 0 and text[:start].rstrip().endswith(";")
+        at = start + len(sentence) if start >= 0 else at
         parts = clauses(sentence)
         asks = [i for i, c in enumerate(parts) if ASK_BACK.search(normalize(c))]
+        if (
+            not asks
+            and handed_back
+            and after_semicolon
+            and not any(
+                ACCEPT_CUE.search(normalize(c))
+                or _ONLY.match(normalize(c))
+                # "...; parties I leave to you": handed to the assistant, not a reason
+                or re.search(r"\byou(?:rs?)?\b", normalize(c))
+                for c in parts
+            )
+        ):
+            # "For anything over fifty dollars, confirm with me; Kai may be too young for it":
+            # a statement joined to a handed-back clause by a semicolon is its reason.
+            back += parts
+            continue
+        handed_back = bool(asks)
         if not asks:
             allowed.append(parts)
             previous = parts

@@ -1408,3 +1408,11 @@ def test_a_pick_made_standing_or_an_opening_yes_outweighs_a_later_habit(
     assistant: str, reply: str, act: Act
 ) -> None:
     assert classify_reply(assistant, reply).act is act
+
+
+def test_a_thousands_comma_does_not_cut_a_limit_clause() -> None:
+    result = classify_reply(
+        "I'll book the zero-excess cover. Should I always take zero-excess when I hire you a car?",
+        "If it's a long trip and the cover adds more than about R2,500, run it past me first.",
+    )
+    assert result.scope is not None and result.scope.endswith("R2,500")

@@ -56,6 +56,11 @@ def test_category() -> None:
         ("$30 or less", 30),  # the cap after the number
         ("Fine if it's $15.50 or less", 15.5),
         ("Nothing over $1,200.", 1200),
+        ("Up to fifteen hundred dollars is fine.", 1500),  # "N hundred"
+        ("Under six hundred dollars, go ahead.", 600),
+        ("Only if it's under twenty five dollars", 25),  # compound number word, no hyphen
+        ("Fine up to forty-two pounds.", 42),
+        ("Under two grand, sure.", 2000),
     ],
 )
 def test_price_cap(text: str, cap: float) -> None:
@@ -1129,3 +1134,50 @@ def test_the_outside_as_a_noun_is_no_exclusion() -> None:
     assert {"wall", "facade"} <= set(scope.categories) and "wall" not in scope.excluded
     facade = facts("purchase", request="The front facade of Block C is peeling. Order paint.")
     assert match_scope(scope, facade).inside is True
+
+
+def test_what_the_handed_back_side_is_outside_of_is_allowed_too() -> None:
+    """ "Keep that to the football lot. Anyone from outside the club, check with me": a
+    club member is inside, though the request never says "football"."""
+    scope = parse_scope(
+        "Keep that to the football lot. Anyone from outside the club, check with me.",
+        TODAY,
+        clause="Keep that to the football lot",
+        proposal="Shall I accept social invitations whenever you're free?",
+    )
+    assert {"football", "club"} <= set(scope.categories)
+    alto = facts(request="Priya from the club is having a garden party on Saturday.")
+    assert match_scope(scope, alto).inside is True
+    gym = facts(request="Tom from the gym is having a garden party on Saturday.")
+    assert match_scope(scope, gym).inside is not True
+
+
+def test_places_listed_with_or_are_each_allowed() -> None:
+    scope = parse_scope(
+        "Anything in Leeds or Bradford, accept it. Further out, York or Hull, ask me first.",
+        TODAY,
+        clause="Anything in Leeds or Bradford",
+        proposal="Shall I accept craft fair invitations for you?",
+    )
+    assert scope.places == ["Leeds", "Bradford"] and not scope.people
+    fair = facts(request="The craft fair at Leeds Corn Exchange has a stall for me on Saturday.")
+    assert match_scope(scope, fair).inside is True
+    assert parse_scope("Anything in New York, Boston or Providence.", TODAY).places == [
+        "New York",
+        "Boston",
+        "Providence",
+    ]
+
+
+def test_a_reason_joined_to_the_handed_back_side_by_a_semicolon_is_handed_back() -> None:
+    from ledger.text import sides
+
+    allowed, back = sides(
+        "On cheap things, go ahead. Over forty dollars, check with me first; Theo may have "
+        "outgrown it."
+    )
+    assert "Theo may have outgrown it" in back
+    assert allowed == [["On cheap things", "go ahead"]]
+    # Handed to the assistant, not a reason for what was handed back.
+    allowed, back = sides("Check with me on dinners; parties I leave to you.")
+    assert allowed == [["parties I leave to you"]]
