@@ -121,7 +121,8 @@ _STANDING_RE = re.compile(
     r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an|another|any|the next|she|he|"
     r"they) \w+.*\b(?:should i|shall i|want me to|i'll|i can|can i just|would you be happy "
     r"for me to)\b|\b(?:the|a) rule i'd (?:suggest|propose)\b|"
-    r"\bwithout (?:bugging|bothering|asking|checking with|pinging) you\b|"
+    r"\bwithout (?:bugging|bothering|asking|checking with|pinging|waiting (?:for|on)|"
+    r"running (?:it|them|those|each one) (?:by|past)) you\b|"
     # "answer each one the same way", "route every governors' paper through her like that",
     # "make that the rule: whoever asks ...", "when a complaint lands, would you like me to"
     r"\b(?:each|every) one (?:of them )?(?:the same way|like that|like this|that way)\b|"

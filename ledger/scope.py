@@ -746,12 +746,17 @@ def _parse_scope(
     narrowing = categories - _keys(proposal)
     # "Keep that to the football lot. Anything from outside the team, run it past me": what
     # the handed-back side is outside of is allowed too, another word for the same case.
-    inside = {
-        k
-        for part in back
-        for m in _OUTSIDE_RE.finditer(normalize(part))
-        for k in _keys(ASK_BACK.split(m.group(0))[0])
-    } - _KEY_VERBS - named - attached
+    inside = (
+        {
+            k
+            for part in back
+            for m in _OUTSIDE_RE.finditer(normalize(part))
+            for k in _keys(ASK_BACK.split(m.group(0))[0])
+        }
+        - _KEY_VERBS
+        - named
+        - attached
+    )
     scope.categories = sorted((narrowing or categories) | (inside if categories else set()))
     # "Rangi's the treasurer, so the summary's what he needs": who the person is, and why;
     # the person is the limit, the rest describes them.

@@ -1416,3 +1416,16 @@ def test_a_thousands_comma_does_not_cut_a_limit_clause() -> None:
         "If it's a long trip and the cover adds more than about R2,500, run it past me first.",
     )
     assert result.scope is not None and result.scope.endswith("R2,500")
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Parking complaints like this come in every week. Shall I deal with them by sending "
+        "the parking rules back without waiting for you?",
+        "Shall I answer the quote requests with the rate card without running them past you?",
+    ],
+)
+def test_an_offer_to_act_without_waiting_for_the_user_is_standing(turn: str) -> None:
+    found = detect_proposal(turn)
+    assert found is not None and found.is_question
