@@ -206,11 +206,20 @@ def _forms(words: frozenset[str]) -> frozenset[str]:
     return frozenset(_norm_word(_SYNONYMS.get(w, w)) for w in words)
 
 
+_LETTER = re.compile(r"(?<![\w'’.-])([B-HJ-Z])(?![\w'’-])")
+
+
+def letters(text: str) -> str:
+    """A capital letter standing alone names a class ("two S seats", "the D string", "size
+    L"), kept as a word of its own before the text is lower-cased; "A" and "I" are words."""
+    return _LETTER.sub(lambda m: f" ltr{ord(m.group(1)) - ord('A'):02d} ", text)
+
+
 @lru_cache(maxsize=65536)
 def _terms(text: str, noise: frozenset[str]) -> tuple[str, ...]:
     drop = _NOISE | noise
     drop_forms = _forms(frozenset(drop))
-    norm = re.sub(r"'s\b", "", canonical(text))
+    norm = re.sub(r"'s\b", "", canonical(letters(text)))
     out = []
     for word in re.findall(r"[a-z0-9]+(?:'[a-z]+)?", norm):
         word = _SYNONYMS.get(word, word)
@@ -279,7 +288,7 @@ def weighted_terms(text: str) -> dict[str, float]:
     weigh nothing.
     """
     weights: dict[str, float] = {}
-    for sentence in sentences(text):
+    for sentence in sentences(letters(text)):
         # What a choice is weighed against is passed over: "$260 more than Saver",
         # "flexible over cheapest", "Main Cabin over Basic".
         norm = _COMPARED.sub(" rather than ", normalize(sentence))

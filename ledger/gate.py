@@ -67,7 +67,8 @@ _ASKED = "you asked for this in your request"
 Similarity = Callable[[str, str], float]
 
 _ASK_RULE = re.compile(
-    r"\b(?:ask me|check with me|run (?:it|them) by me|confirm with me|let me (?:decide|choose|"
+    r"\b(?:ask (?:me|us)|check with (?:me|us)|run (?:it|them) by (?:me|us)|confirm with (?:me|us)|"
+    r"let me (?:decide|choose|"
     r"pick|approve|review|see)|i'll (?:decide|handle|pick|choose)|don't \w+ (?:for me|without)|"
     r"stop \w+ing|never \w+ (?:for me|without)|flag (?:it|them) for me|before you)\b"
 )
@@ -178,7 +179,17 @@ _NEGATED_ASK = re.compile(
 
 def is_ask_text(text: str) -> bool:
     """Does a rule's wording say to ask the user first?"""
-    return bool(_ASK_RULE.search(_NEGATED_ASK.sub(" ", normalize(text))))
+    norm = normalize(text)
+    return bool(_NOT_WITHOUT_ASKING.search(norm) or _ASK_RULE.search(_NEGATED_ASK.sub(" ", norm)))
+
+
+# "Don't commit the team to any tournament without checking with me first", "don't reply
+# to those yourself": not doing it unasked is asking first.
+_NOT_WITHOUT_ASKING = re.compile(
+    r"\b(?:don't|do not|never)\s+(?!bother\b)(?:[\w'-]+\s+){0,8}?(?:without\s+(?:\w+\s+){0,2}?"
+    r"(?:ask(?:ing)?|check(?:ing)?|run(?:ning)?|confirm(?:ing)?|clear(?:ing)?|talk(?:ing)?)\b|"
+    r"(?:yourself|on your own)\b)"
+)
 
 
 def is_ask_rule(entry: Arrangement) -> bool:

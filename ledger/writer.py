@@ -14,6 +14,7 @@ standing rule; the gate's `consume` uses it up with the one call it authorizes.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -29,7 +30,7 @@ from ledger.classifier import (
 from ledger.model import Act, Arrangement, Evidence, Proposer, Status, Turn
 from ledger.scope import parse_scope
 from ledger.store import Change, LedgerEvent, LedgerStore
-from ledger.text import content_stems, sentences, stem
+from ledger.text import content_stems, normalize, sentences, stem
 
 Similarity = Callable[[str, str], float]
 
@@ -275,6 +276,11 @@ class LedgerWriter:
         if rule is None:
             return False
         action = action_type_of(rule)
+        # "We want to see Amara's party invites first. So don't reply to those yourself.": a
+        # rule that points back at the sentence before is about what that sentence names.
+        whole = action_type_of(turn.text)
+        if whole not in ("other", action) and _POINTS_BACK.search(normalize(rule)):
+            action = whole
         related = self._related(rule, turn.text, action, pending)
         evidence = [Evidence.quote(turn)]
         new = Arrangement(
@@ -393,6 +399,9 @@ def _action_factor(action: object, entry: Arrangement) -> float:
     if "other" in (action, entry.action_type) or action == entry.action_type:
         return 1.0
     return 0.7
+
+
+_POINTS_BACK = re.compile(r"\b(?:those|these|them|such ones|that lot)\b")
 
 
 def _topic_words(text: str) -> set[str]:

@@ -1267,3 +1267,20 @@ def test_a_rule_found_as_the_one_about_running_low_has_no_rival_as_unlike_the_re
         lambda: [reorder, install], similarity=lambda a, b: 0.05 if "reorder" in b else 0.3
     ).check(low, TODAY)
     assert not near.allowed
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("From now on don't commit the team to any tournament without checking with me.", True),
+        ("So from now on don't reply to those yourself. Ask us.", True),
+        ("Never book flights on your own.", True),
+        ("Going forward, ask us before you reply to any of them.", True),
+        ("From now on, order it without asking me.", False),
+        ("Don't bother asking, just send them without checking with me.", False),
+    ],
+)
+def test_not_doing_it_unasked_is_asking_first(text: str, asks: bool) -> None:
+    from ledger.gate import is_ask_text
+
+    assert is_ask_text(text) is asks

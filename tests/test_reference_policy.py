@@ -1677,3 +1677,28 @@ def test_a_message_from_no_contact_is_not_answered_on_a_rules_say_so(tmp_path: P
     )
     assert "owen.park@freemail.test" not in [c["args"].get("to") for c in result.executed]
     assert result.executed == [] and reply_asks(result.reply)
+
+
+def test_a_capital_letter_standing_alone_names_a_class() -> None:
+    from agent.reference import choose, product_text
+
+    seats = [
+        {"id": f"gala-{c.lower()}", "title": f"Winter gala, City Hall, Sat 5 Dec 19:30, {c} seat"}
+        for c in "SAB"
+    ]
+    rule = "From now on I could grab two S seats the moment a gala goes on sale."
+    picked = choose(seats, "The winter gala at City Hall is on sale.", rule, product_text)
+    assert picked is not None and picked["id"] == "gala-s"
+    # A size said as a letter in a rule that is lower-cased on the way ("still L").
+    jackets = [
+        {"id": "navy-l", "title": "Scrub jacket - Navy", "attributes": {"size": "L"}},
+        {"id": "navy-xl", "title": "Scrub jacket - Navy", "attributes": {"size": "XL"}},
+        {"id": "black-l", "title": "Scrub jacket - Black", "attributes": {"size": "L"}},
+    ]
+    rule = "From now on get navy for my scrubs, still L."
+    picked = choose(jackets, "Order me a new scrub jacket.", rule, product_text)
+    assert picked is not None and picked["id"] == "navy-l"
+    # "A" is the article, "I" the pronoun: neither is a class.
+    from agent.reference import term_set
+
+    assert term_set("A seat I like") == term_set("seat like")

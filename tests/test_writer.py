@@ -434,3 +434,37 @@ def test_refusals_and_standing_acceptances_are_not_single_use(
     run(writer, "s1", D1, A(OAT_RULE), U(reply))
     entry = only(store)
     assert entry.status is status and not entry.single_use
+
+
+def test_a_rule_pointing_back_at_the_sentence_before_takes_its_kind_of_action(
+    writer: LedgerWriter, store: LedgerStore
+) -> None:
+    """ "We want to see Noor's party invites first. So don't reply to those yourself.":
+    "reply" alone reads as sending, but "those" are the invitations of the sentence
+    before, so the rule replaces the RSVP arrangement, not the one about sending bills."""
+    run(
+        writer,
+        "s1",
+        D1,
+        U("Noor's got an invite to Zara's birthday party on Saturday."),
+        A("I'll RSVP yes. Want me to just accept her classmates' party invites from now on?"),
+        U("Sure."),
+        U("The dentist bill came in for Noor."),
+        A("I sent it to Sam. Should I send bills like this straight to Sam from now on?"),
+        U("Yes please."),
+    )
+    party, bills = store.all()
+    run(
+        writer,
+        "s2",
+        D2,
+        U(
+            "Sam and I talked, and we want to see every one of Noor's party invites before "
+            "anybody answers. So from now on don't reply to those yourself. Ask us."
+        ),
+    )
+    after = {e.id: e for e in store.all()}
+    assert after[party.id].status is Status.revised
+    assert after[bills.id].status is Status.confirmed
+    new = after[after[party.id].superseded_by or ""]
+    assert new.action_type is ActionType.rsvp
