@@ -276,7 +276,7 @@ class LedgerWriter:
         if rule is None:
             return False
         action = action_type_of(rule)
-        # "We want to see Amara's party invites first. So don't reply to those yourself.": a
+        # "We want to see Noor's party invites first. So don't reply to those yourself.": a
         # rule that points back at the sentence before is about what that sentence names.
         whole = action_type_of(turn.text)
         if whole not in ("other", action) and _POINTS_BACK.search(normalize(rule)):
