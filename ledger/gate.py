@@ -299,14 +299,19 @@ class Gate:
         scored.sort(key=lambda pair: pair[0], reverse=True)
         return scored
 
-    def relevant(self, facts: CallFacts, today: date) -> tuple[Arrangement | None, float]:
+    def relevant(
+        self,
+        facts: CallFacts,
+        today: date,
+        ranked: list[tuple[float, Arrangement]] | None = None,
+    ) -> tuple[Arrangement | None, float]:
         """The entry most similar to this call and request.
 
         When the most similar entry would pick another response or item than the call, a
         close runner-up that the call does follow is the one the call is about (two rules on
         similar topics, "decline the rep dinners" and "maybe for work meetings").
         """
-        ranked = self.ranked(facts, today)
+        ranked = self.ranked(facts, today) if ranked is None else ranked
         if not ranked or not self._stands_out(ranked):
             # No rule is near the request in words, but it says it is running low on
             # something ("I'm on the very last of my sunscreen"): the one purchase rule
@@ -367,7 +372,12 @@ class Gate:
         return top >= self.threshold * _LOW_FACTOR and top >= second * _STANDS_OUT
 
     def _unaccepted_rival(
-        self, facts: CallFacts, today: date, best: Arrangement, weak: bool = False
+        self,
+        facts: CallFacts,
+        today: date,
+        best: Arrangement,
+        weak: bool = False,
+        ranked: list[tuple[float, Arrangement]] | None = None,
     ) -> Arrangement | None:
         """An entry nearly as relevant as `best` that was never accepted (or was declined).
 
@@ -377,7 +387,7 @@ class Gate:
         names, or the one rule about running low), a rival must be relevant on its own:
         similar enough, or naming times this call meets.
         """
-        ranked = self.ranked(facts, today)
+        ranked = self.ranked(facts, today) if ranked is None else ranked
         if not ranked:
             return None
         top = max(score for score, entry in ranked if entry.id == best.id)
@@ -406,8 +416,8 @@ class Gate:
     def _check(self, facts: CallFacts, today: date) -> GateResult:
         if facts.tool not in SIDE_EFFECTING:
             return self._result(Decision.allow, "read-only tool", facts)
-        entry, _score = self.relevant(facts, today)
         ranked = self.ranked(facts, today)
+        entry, _score = self.relevant(facts, today, ranked)
         # Found by the times it names, or as the one rule about running low: not by likeness.
         weak = entry is None or not self._stands_out(ranked)
         if entry is None:
@@ -427,7 +437,7 @@ class Gate:
                 Decision.confirm, f"no standing arrangement covers this and {why}", facts
             )
         if entry.status in (Status.confirmed, Status.scoped) and not explicit:
-            rival = self._unaccepted_rival(facts, today, entry, weak)
+            rival = self._unaccepted_rival(facts, today, entry, weak, ranked)
             if rival is not None:
                 return self._result(
                     Decision.confirm,
