@@ -867,10 +867,11 @@ _KEY_VERBS = frozenset(
 
 
 def _handed_back(back: list[str]) -> str:
-    """The cases a reply hands back, without the asking itself: "if it's out in the suburbs"
-    and "on internal ones" in "..., so check with me on internal ones"."""
+    """The cases a reply hands back, without the asking itself or the reasons given for it:
+    "if it's out in the suburbs" and "on internal ones" in "..., so check with me on internal
+    ones"; "shoes" in "Shoes are another matter; a loose shoe trips a small child"."""
     kept = []
-    for part in back:
+    for part in _without_reasons(back):
         norm = _DAYTIME_RE.sub(" ", normalize(part))
         m = ASK_BACK.search(norm)
         if m is None:
@@ -887,6 +888,61 @@ def _handed_back(back: list[str]) -> str:
 _OUTSIDE_RE = re.compile(
     r"\b(?:outside(?: of)?|other than|apart from|except(?: for)?|beyond)\b[^,;.!?]*"
 )
+
+# "Shoes are another matter", "The pantry volunteers are a different crowd": what comes
+# before names the case handed back; what follows it is why.
+_OTHER_MATTER_RE = re.compile(
+    r"^(.+?)\s+(?:is|are|'s|'re)\s+(?:a |an )?(?:another|a different|different|separate)\s+"
+    r"(?:matter|story|thing|case|conversation|question|crowd|kettle of fish)\b"
+)
+# "The supervisors and controllers often need to move duties about", "The Walsall matches
+# have their own secretary": the subject names the case, the rest of the sentence is why.
+_REASON_PREDICATE_RE = re.compile(
+    r"(?<!\bso)\s(?:often|sometimes|mostly|usually|generally|normally|tend to|"
+    r"(?:have|has) (?:their|its|his|her|our) own)\s"
+)
+# A clause that opens with a reason, or with someone doing something, says why.
+_REASON_OPENING_RE = re.compile(
+    r"^(?:because|since|as|which|who|so that|that's|it's|there's|"
+    r"(?:sometimes |often |usually |mostly )?(?:i|i'm|i'd|i've|we|we're|we'd|she|she's|he|"
+    r"he's|they|they've|it|you|you'd|that|this|there)\b)"
+)
+# A clause that opens by naming a case: "if it's going abroad", "over the holidays".
+_CASE_OPENING_RE = re.compile(
+    r"^(?:so )?(?:if|when|whenever|with|for|over|on|anything|any|anyone|anybody|those|these|"
+    r"the ones|ones|once|where|unless|from)\b"
+)
+
+
+def _without_reasons(back: list[str]) -> list[str]:
+    """The handed-back clauses that name a case, without those that only give a reason for
+    handing it back. A clause that asks the user, or opens with "if", "when", "for" and the
+    like, names a case; after one clause has named it, a clause with someone doing
+    something ("a loose shoe trips a small child", "I send those unframed") is a reason.
+    When nothing would be left, all clauses stay."""
+    out: list[str] = []
+    named = False
+    explained = False  # the last clause was "X is another matter": why may follow
+    for part in back:
+        norm = normalize(part).strip(" ,;:")
+        other = _OTHER_MATTER_RE.match(norm)
+        if other:
+            out.append(other.group(1))
+            named = explained = True
+            continue
+        if ASK_BACK.search(norm) or _CASE_OPENING_RE.match(norm):
+            out.append(part)
+            named, explained = True, False
+            continue
+        if named and (explained or _REASON_OPENING_RE.match(norm)):
+            continue
+        subject = _REASON_PREDICATE_RE.search(f" {norm} ")
+        if subject and not named:
+            out.append(f" {norm} "[: subject.start()])
+            named = True
+            continue
+        out.append(part)
+    return out if any(_keys(p) for p in out) else list(back)
 
 
 def _channels(text: str) -> list[str]:

@@ -1181,3 +1181,59 @@ def test_a_reason_joined_to_the_handed_back_side_by_a_semicolon_is_handed_back()
     # Handed to the assistant, not a reason for what was handed back.
     allowed, back = sides("Check with me on dinners; parties I leave to you.")
     assert allowed == [["parties I leave to you"]]
+
+
+def test_a_reason_for_handing_back_excludes_nothing() -> None:
+    """ "Boots are another matter; a tight boot hurts a growing kid": boots are handed back,
+    while "kid", said only in the reason, does not make every kid's order ask."""
+    scope = parse_scope(
+        "For raincoats and hats, yes. Boots are another matter; a tight boot hurts a growing "
+        "kid, so ask me about those.",
+        TODAY,
+        clause="For raincoats and hats",
+        proposal="Shall I buy the children's outdoor gear a size up in general?",
+    )
+    assert "boot" in scope.excluded
+    assert not {"kid", "grow", "tight", "hurt"} & set(scope.excluded)
+    hat = facts(request="Sam lost his sun hat, the kid needs a new one for the trip.")
+    assert match_scope(scope, hat).inside is True
+    boots = facts(request="Sam's rain boots are split, get him new boots.")
+    assert match_scope(scope, boots).inside is False
+
+
+def test_a_subject_with_its_reason_names_only_the_subject() -> None:
+    """ "The night nurses often need to swap shifts about": the night nurses are handed
+    back, the shifts they swap are not."""
+    scope = parse_scope(
+        "For the porters, the PDF every time. The night nurses often need to swap shifts "
+        "about, so when it's one of them, ask me which version.",
+        TODAY,
+        clause="For the porters",
+        proposal="Shall I send the rota as a PDF whenever someone asks for it?",
+    )
+    assert "nurse" in scope.excluded
+    assert "shift" not in scope.excluded and "swap" not in scope.excluded
+    porter = facts(request="Dev, one of the porters, wants the shift rota for next week.")
+    assert match_scope(scope, porter).inside is True
+
+
+def test_clauses_after_a_case_stay_cases_unless_they_give_a_reason() -> None:
+    """A list after the case is more of the case; a clause with someone doing something,
+    after "X is another matter", is why."""
+    scope = parse_scope(
+        "For the garden and the bins, go ahead. If the minutes touch money, dues, the repair "
+        "fund, ask me first.",
+        TODAY,
+        clause="For the garden and the bins",
+        proposal="Shall I send the final minutes to the residents' list each month?",
+    )
+    assert {"money", "due", "fund"} <= set(scope.excluded)
+    kept = parse_scope(
+        "For weekday breakfasts, go ahead. Easter is another matter: the whole family comes "
+        "and Nan has views on the cheese. Over the holidays, ask me.",
+        TODAY,
+        clause="For weekday breakfasts",
+        proposal="Shall I reorder the cheese when it runs low?",
+    )
+    assert {"easter", "holiday"} <= set(kept.excluded)
+    assert not {"nan", "family", "view"} & set(kept.excluded)
