@@ -38,12 +38,23 @@ def _stems(text: str) -> set[str]:
 def distinguishing_details(facts: CallFacts) -> set[str]:
     """Stems of the chosen item that its alternatives do not share, minus what the request says."""
     details: set[str] = set()
-    for chosen_text, competitors in facts.choice_pairs():
+    asked = content_stems(facts.request)
+    pairs = facts.choice_pairs()
+    # An invitation the request picks out itself ("the dinner dance in Manchester" among
+    # the Association's invitations): its other words describe the event, they are not
+    # what the call rests on. (An item to buy is another matter: the request may name the
+    # book while the edition, the detail that matters, came from me.)
+    if facts.tool == "rsvp" and any(
+        len(_stems(chosen) & asked) > max(len(_stems(c) & asked) for c in competitors)
+        for chosen, competitors in pairs
+    ):
+        return set()
+    for chosen_text, competitors in pairs:
         others: set[str] = set()
         for c in competitors:
             others |= _stems(c)
         details |= _stems(chosen_text) - others
-    return details - content_stems(facts.request)
+    return details - asked
 
 
 def check_provenance(

@@ -97,3 +97,44 @@ def test_a_detail_the_user_said_before_an_arrangement_passes_whatever_its_status
     with_context = pending.model_copy(update={"context": "My book club only reads paperbacks."})
     assert not check_provenance(_facts("Order me Piranesi"), me_only, [pending]).ok
     assert check_provenance(_facts("Order me Piranesi"), me_only, [with_context]).ok
+
+
+def _invitation(request: str) -> CallFacts:
+    return CallFacts(
+        tool="rsvp",
+        args={"invitation_id": "inv-quiz", "response": "yes"},
+        request=request,
+        entity_text="Rowing Club autumn quiz night at the boathouse, Harbour Road 2027-10-02",
+        competing=[
+            "Rowing Club annual dinner at the Grand Hotel 2027-11-20",
+            "Rowing Club committee meeting 2027-10-12",
+        ],
+    )
+
+
+def test_an_invitation_the_request_picks_out_rests_on_the_request() -> None:
+    """The request names the quiz night; that the boathouse is on Harbour Road, which only
+    I ever mentioned, describes the event and is not what the call rests on."""
+    exchanges = [("assistant", "The boathouse is the one on Harbour Road, by the slipway.")]
+    picked = _invitation("The Rowing Club's autumn quiz night is on the 2nd, I'm free.")
+    assert distinguishing_details(picked) == set()
+    assert check_provenance(picked, exchanges, []).ok
+    # A request that fits every invitation equally picks none of them out: the details
+    # that do, said only by me, still make the gate ask.
+    vague = _invitation("Something from the Rowing Club came in.")
+    assert "harbour" in distinguishing_details(vague)
+    assert not check_provenance(vague, exchanges, []).ok
+
+
+def test_an_item_the_request_picks_out_still_needs_its_variant_grounded() -> None:
+    """A purchase is not an invitation: the request may name the book while the edition,
+    said only by me, is what the call rests on."""
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "circe-2e-kindle"},
+        request="Order me the second edition of Circe",
+        entity_text="Circe, second edition (Kindle)",
+        competing=["Circe (paperback)", "Circe (hardcover)"],
+    )
+    assert distinguishing_details(facts) == {"kindle"}
+    assert not check_provenance(facts, [("assistant", "Getting the Kindle edition.")], []).ok
