@@ -446,6 +446,7 @@ class Rule:
     action: ActionType = ActionType.other
     entry_id: str | None = None  # the ledger entry it came from, if any
     restates: bool = False  # an assistant acknowledgement that restates a rule
+    replaced: str = ""  # the rule this one replaced (a revision), whose pick is now passed over
     detail: dict[str, float] = field(default_factory=dict)  # the parts of `relevance`
 
     @property
@@ -556,10 +557,36 @@ def rules_from_ledger(inp: AgentInput) -> list[Rule]:
         )
         # A user's instruction that replaced an entry inherits what that entry answered.
         context = entry.context if entry.proposer.value == "assistant" or entry.previous else ""
+        before = next((e for e in inp.ledger if e.id == entry.previous), None)
         rules.append(
-            Rule(text, entry.proposer.value, when, context, source="ledger", entry_id=entry.id)
+            Rule(
+                text,
+                entry.proposer.value,
+                when,
+                context,
+                source="ledger",
+                entry_id=entry.id,
+                replaced=before.content if before is not None else "",
+            )
         )
     return rules
+
+
+def passing_over(rule: Rule) -> str:
+    """What a rule says, for picking an item, with what the rule it replaced picked and it
+    does not pick ruled out: after "reach for the te reo edition" was replaced by "From now
+    on buy the English editions", the te reo edition is passed over, however the reason
+    for the change mentions it ("she'd like them to have English books, not te reo")."""
+    if not rule.replaced:
+        return rule.words
+    standing = [t for t in sentences(rule.words) if _STANDING_CUE.search(normalize(t))]
+    kept = set(terms(" ".join(standing) or rule.words))
+    old = weighted_terms(rule.replaced)
+    dropped = sorted(t for t, w in old.items() if w > 0 and t not in kept)
+    if not dropped:
+        return rule.words
+    # said as standing, it outweighs a mention in the reason for the change
+    return f"{rule.words} From now on, not {' '.join(dropped)}."
 
 
 def with_follow_ups(rules: list[Rule], inp: AgentInput) -> list[Rule]:
@@ -697,6 +724,17 @@ def best_by(
     scored = [(score(i), i) for i in items]
     top = max((s for s, _ in scored), default=0.0)
     return [i for s, i in scored if s == top and s > 0]
+
+
+def _not_ruled_out(
+    items: list[dict[str, Any]], score: Callable[[dict[str, Any]], float]
+) -> list[dict[str, Any]]:
+    """When the rule favours none of the items but rules some out ("not the Sony Store"),
+    the others; else nothing."""
+    scored = [(score(i), i) for i in items]
+    if not any(s < 0 for s, _ in scored):
+        return []
+    return [i for s, i in scored if s >= 0]
 
 
 def rule_preference(rule: str, text: str, overridden: frozenset[str] = frozenset()) -> float:
@@ -914,7 +952,11 @@ def choose(
         near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
         near = _sized_up(near or list(items), request, rule, text_of)
         overridden = overridden_by_request(rule, request, near, fit, text_of)
-        pool = best_by(near, lambda i: rule_preference(rule, text_of(i), overridden)) or near
+        pool = (
+            best_by(near, lambda i: rule_preference(rule, text_of(i), overridden))
+            or _not_ruled_out(near, lambda i: rule_preference(rule, text_of(i), overridden))
+            or near
+        )
         rule_picks = len(pool) < len(near)
         if len(pool) > 1:
             # What the request names first ("a new Jorgensen 16-inch"), then the rule's
@@ -1772,8 +1814,13 @@ class ReferencePolicy:
                 latest = latest_version(entry, inp.ledger)
                 if latest.id != entry.id:
                     day = latest.updated_at.isoformat()
+                    before = next((e for e in inp.ledger if e.id == latest.previous), entry)
                     rule = Rule(
-                        latest.content, latest.proposer.value, (day, "", 0), source="ledger"
+                        latest.content,
+                        latest.proposer.value,
+                        (day, "", 0),
+                        source="ledger",
+                        replaced=before.content,
                     )
             # Only the most relevant rule may ask for a search in its own words.
             plan, applies = self._apply(inp, seen, action, invitation, rule, search=tried == 1)
@@ -1798,7 +1845,7 @@ class ReferencePolicy:
                 rule = None  # the request itself asks for it: that overrides "ask me first"
             else:
                 return Plan(question=self._ask_text(action, rule)), True
-        text = rule.words if rule else None
+        text = passing_over(rule) if rule else None
         call: ToolCall | None = None
         more = self._search_by_rule(inp, seen, action, rule, n) if search else None
         if more is not None:
@@ -1889,7 +1936,7 @@ class ReferencePolicy:
         )
 
     def _send(self, inp: AgentInput, seen: Seen, rule: Rule | None, n: int) -> ToolCall | None:
-        text = rule.words if rule else None
+        text = passing_over(rule) if rule else None
         standing = f"{core_text(rule)} {rule.follow}" if rule else ""
         contact = choose_recipient(seen.contacts, inp.request, text, standing)
         # "There's an email from the chap buying our store lambs": the message the request

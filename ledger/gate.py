@@ -584,6 +584,7 @@ class Gate:
             got = str(facts.args.get("response", "")).lower()
             return not (want and got and want != got)
         request = content_stems(own_request(facts.request))
+        replaced = next((e for e in self._entries() if e.id == entry.previous), None)
         for chosen_text, others in facts.choice_pairs():
             if "@" not in chosen_text and _named_by_request(request, chosen_text, others):
                 # The user's own words pick this document or item; the rule's class word
@@ -594,6 +595,13 @@ class Gate:
             chosen, best_other = _pick_scores(entry, chosen_text, others)
             if best_other > chosen + _CLEAR:
                 return False
+            if replaced is not None and best_other > chosen:
+                # The rule this one replaced picks the chosen item and this one points at
+                # another: the call does what the user changed ("reach for the te reo
+                # edition", then "from now on buy the English editions").
+                was, was_other = _pick_scores(replaced, chosen_text, others)
+                if was > was_other:
+                    return False
         return True
 
 

@@ -1284,3 +1284,50 @@ def test_not_doing_it_unasked_is_asking_first(text: str, asks: bool) -> None:
     from ledger.gate import is_ask_text
 
     assert is_ask_text(text) is asks
+
+
+def _edition_revision() -> tuple[Arrangement, Arrangement]:
+    old = entry(
+        "a1",
+        Status.revised,
+        "When I buy picture books for the twins, shall I get the Welsh edition when there is one?",
+        action=ActionType.purchase,
+        superseded_by="a2",
+    )
+    said = (
+        "Their gran says they hear plenty of Welsh at school. From now on buy the English "
+        "editions for the twins."
+    )
+    new = entry(
+        "a2",
+        Status.confirmed,
+        "From now on buy the English editions for the twins.",
+        action=ActionType.purchase,
+        proposer=Proposer.user,
+        previous="a1",
+        evidence=[quote("user", said)],
+    )
+    return old, new
+
+
+def _book(title: str, other: str) -> CallFacts:
+    return CallFacts(
+        tool="purchase",
+        args={"product_id": "p1", "quantity": 1},
+        request="Order Owl Babies for the twins.",
+        entity_text=title,
+        amount=8.0,
+        quantity=1,
+        competing=[other],
+    )
+
+
+def test_a_call_that_picks_what_a_revision_replaced_does_not_follow_it() -> None:
+    """The reason for the change names the old pick ("plenty of Welsh"), so the new rule's
+    words alone lean only a little away from it; the replaced rule picked it clearly."""
+    old, new = _edition_revision()
+    welsh = _book("Owl Babies (Welsh edition) Welsh", "Owl Babies (English edition) English")
+    result = decide([old, new], welsh)
+    assert result.decision is Decision.follow_revision and not result.allowed
+    english = _book("Owl Babies (English edition) English", "Owl Babies (Welsh edition) Welsh")
+    assert decide([old, new], english).allowed

@@ -1702,3 +1702,42 @@ def test_a_capital_letter_standing_alone_names_a_class() -> None:
     from agent.reference import term_set
 
     assert term_set("A seat I like") == term_set("seat like")
+
+
+def test_a_revision_passes_over_what_the_rule_it_replaced_picked() -> None:
+    """"From now on buy the English editions", after "shall I get the Welsh edition?", with
+    a reason that names the Welsh again: the Welsh edition is passed over."""
+    from agent.reference import Rule, choose, passing_over, product_text
+
+    books = [
+        {"id": "cy", "title": "Owl Babies (Welsh language edition)", "attributes": {}},
+        {"id": "en", "title": "Owl Babies, paperback", "attributes": {"language": "English"}},
+        {"id": "other", "title": "Guess How Much I Love You", "attributes": {"language": "English"}},
+    ]
+    said = (
+        "Their gran says they hear plenty of Welsh at school and wants English books at "
+        "home. From now on buy the English editions for the twins."
+    )
+    old = "When I buy picture books for the twins, shall I get the Welsh edition when there is one?"
+    plain = Rule(said, "user", ("2026-05-01", "s9", 0))
+    # On its words alone the rule leans both ways (the reason names the Welsh again).
+    assert choose(books, "Order Owl Babies for the twins.", plain.words, product_text) is None
+    revision = Rule(said, "user", ("2026-05-01", "s9", 0), replaced=old)
+    text = passing_over(revision)
+    assert "welsh" in text.split("not", 1)[1]
+    picked = choose(books, "Order Owl Babies for the twins.", text, product_text)
+    assert picked is not None and picked["id"] == "en"
+    # A rule that replaced nothing is applied as it is.
+    assert passing_over(plain) == plain.words
+
+
+def test_an_item_the_rule_rules_out_leaves_the_others() -> None:
+    from agent.reference import choose, product_text
+
+    lenses = [
+        {"id": "store", "title": "FE 35mm GM (Sony Store)", "attributes": {}},
+        {"id": "shop", "title": "FE 35mm GM (Fotoshop)", "attributes": {}},
+    ]
+    rule = "Camera gear: not from the Sony Store any more."
+    picked = choose(lenses, "Order the FE 35mm GM.", rule, product_text)
+    assert picked is not None and picked["id"] == "shop"
