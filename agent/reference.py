@@ -580,7 +580,7 @@ def passing_over(rule: Rule) -> str:
     if not rule.replaced:
         return rule.words
     standing = [t for t in sentences(rule.words) if _STANDING_CUE.search(normalize(t))]
-    kept = set(terms(" ".join(standing) or rule.words))
+    kept = {t for t, w in weighted_terms(" ".join(standing) or rule.words).items() if w > 0}
     old = weighted_terms(rule.replaced)
     dropped = sorted(t for t, w in old.items() if w > 0 and t not in kept)
     if not dropped:
@@ -952,6 +952,10 @@ def choose(
         near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
         near = _sized_up(near or list(items), request, rule, text_of)
         overridden = overridden_by_request(rule, request, near, fit, text_of)
+        # What every item says tells none apart ("not the Canon Store" among Canon lenses):
+        # only the words some items lack count for or against them.
+        if len(near) > 1:
+            overridden |= set.intersection(*(term_set(text_of(i)) for i in near))
         pool = (
             best_by(near, lambda i: rule_preference(rule, text_of(i), overridden))
             or _not_ruled_out(near, lambda i: rule_preference(rule, text_of(i), overridden))
@@ -1815,8 +1819,12 @@ class ReferencePolicy:
                 if latest.id != entry.id:
                     day = latest.updated_at.isoformat()
                     before = next((e for e in inp.ledger if e.id == latest.previous), entry)
+                    # The whole turn that made the new rule, as for any ledger rule: "buy
+                    # camera gear from them" names the shop in the sentence before.
+                    quoted = [q for q in latest.evidence if q.speaker == latest.proposer.value]
+                    said = quoted[0].text if quoted else latest.content
                     rule = Rule(
-                        latest.content,
+                        said if latest.content in said else f"{latest.content} {said}",
                         latest.proposer.value,
                         (day, "", 0),
                         source="ledger",

@@ -1741,3 +1741,53 @@ def test_an_item_the_rule_rules_out_leaves_the_others() -> None:
     rule = "Camera gear: not from the Sony Store any more."
     picked = choose(lenses, "Order the FE 35mm GM.", rule, product_text)
     assert picked is not None and picked["id"] == "shop"
+
+
+def test_a_revision_that_points_back_takes_the_shop_from_the_sentence_before(
+    tmp_path: Path,
+) -> None:
+    """ "Ridgeway Cameras price-matches now. From now on buy lenses from them, not
+    the Canon Store.": "them" is the shop named just before; the revision's whole turn applies."""
+    proposal = _session(
+        EPISODE,
+        "s1",
+        ("user", "Order the Canon RF 50mm f/1.8 for me."),
+        (
+            "assistant",
+            "Ordered it from the Canon Store, they have the longest warranty. Shall I always buy "
+            "your lenses from the Canon Store?",
+        ),
+        ("user", "Yes, always the Canon Store."),
+        ("assistant", "Will do: lenses from the Canon Store from now on."),
+    )
+    revision = _session(
+        LATER,
+        "s2",
+        (
+            "user",
+            "Ridgeway Cameras on Mill Street price-matches now and I can collect the same "
+            "day. From now on buy lenses from them, not the Canon Store.",
+        ),
+        ("assistant", "Understood."),
+    )
+    world = World.model_validate(
+        {
+            "products": [
+                {
+                    "id": "canon-store-85",
+                    "title": "Canon RF 85mm f/2 (Canon Store)",
+                    "price": 599.0,
+                    "attributes": {"seller": "Canon Store"},
+                },
+                {
+                    "id": "ridgeway-85",
+                    "title": "Canon RF 85mm f/2 (Ridgeway Cameras)",
+                    "price": 589.0,
+                    "attributes": {"seller": "Ridgeway Cameras", "pickup": "in store"},
+                },
+            ]
+        }
+    )
+    agent = _agent(tmp_path, True, proposal, revision)
+    result = agent.respond("Order the Canon RF 85mm f/2.", PROBE, world=world)
+    assert _calls(result) == [("purchase", {"product_id": "ridgeway-85"})]
