@@ -1705,14 +1705,18 @@ def test_a_capital_letter_standing_alone_names_a_class() -> None:
 
 
 def test_a_revision_passes_over_what_the_rule_it_replaced_picked() -> None:
-    """"From now on buy the English editions", after "shall I get the Welsh edition?", with
+    """ "From now on buy the English editions", after "shall I get the Welsh edition?", with
     a reason that names the Welsh again: the Welsh edition is passed over."""
     from agent.reference import Rule, choose, passing_over, product_text
 
     books = [
         {"id": "cy", "title": "Owl Babies (Welsh language edition)", "attributes": {}},
         {"id": "en", "title": "Owl Babies, paperback", "attributes": {"language": "English"}},
-        {"id": "other", "title": "Guess How Much I Love You", "attributes": {"language": "English"}},
+        {
+            "id": "other",
+            "title": "Guess How Much I Love You",
+            "attributes": {"language": "English"},
+        },
     ]
     said = (
         "Their gran says they hear plenty of Welsh at school and wants English books at "
