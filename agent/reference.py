@@ -538,6 +538,14 @@ def rules_from_memory(inp: AgentInput) -> list[Rule]:
     return rules
 
 
+def entry_words(entry: Arrangement) -> str:
+    """An entry's rule in the whole turn of its proposer that made it ("buy camera gear from
+    them" with the sentence before, which names the shop)."""
+    quoted = [e for e in entry.evidence if e.speaker == entry.proposer.value]
+    text = quoted[0].text if quoted else entry.content
+    return text if entry.content in text else f"{entry.content} {text}"
+
+
 def rules_from_ledger(inp: AgentInput) -> list[Rule]:
     """The ledger's current entries (Grounding Layer on): replaced ones are left out."""
     rules = []
@@ -545,9 +553,7 @@ def rules_from_ledger(inp: AgentInput) -> list[Rule]:
         if entry.status == Status.revised or entry.superseded_by:
             continue
         quoted = [e for e in entry.evidence if e.speaker == entry.proposer.value]
-        text = quoted[0].text if quoted else entry.content
-        if entry.content not in text:
-            text = f"{entry.content} {text}"
+        text = entry_words(entry)
         day = entry.updated_at if entry.proposer.value == "user" else entry.created_at
         first = quoted[0] if quoted else None
         when = (
@@ -956,9 +962,10 @@ def choose(
         # only the words some items lack count for or against them.
         if len(near) > 1:
             overridden |= set.intersection(*(term_set(text_of(i)) for i in near))
+        preference = {id(i): rule_preference(rule, text_of(i), overridden) for i in near}
         pool = (
-            best_by(near, lambda i: rule_preference(rule, text_of(i), overridden))
-            or _not_ruled_out(near, lambda i: rule_preference(rule, text_of(i), overridden))
+            best_by(near, lambda i: preference[id(i)])
+            or _not_ruled_out(near, lambda i: preference[id(i)])
             or near
         )
         rule_picks = len(pool) < len(near)
@@ -1819,12 +1826,8 @@ class ReferencePolicy:
                 if latest.id != entry.id:
                     day = latest.updated_at.isoformat()
                     before = next((e for e in inp.ledger if e.id == latest.previous), entry)
-                    # The whole turn that made the new rule, as for any ledger rule: "buy
-                    # camera gear from them" names the shop in the sentence before.
-                    quoted = [q for q in latest.evidence if q.speaker == latest.proposer.value]
-                    said = quoted[0].text if quoted else latest.content
                     rule = Rule(
-                        said if latest.content in said else f"{latest.content} {said}",
+                        entry_words(latest),
                         latest.proposer.value,
                         (day, "", 0),
                         source="ledger",
