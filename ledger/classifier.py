@@ -1124,7 +1124,7 @@ _IMPERATIVE = re.compile(
     r"reorder|send|email|forward|reply|cc|bcc|text|message|sign|get|pick|put|add|file|"
     r"flag|mark|book|move|save|archive|draft|tell|ask|check|use|go|pay|skip|schedule|"
     r"share|attach|copy|keep|leave|let|make|set|say|respond|label|default|choose|grab|"
-    r"route|notify|ping|remind|loop|include|switch|stick|drop|hold|queue|wait)\b"
+    r"route|notify|ping|remind|loop|include|switch|stick|drop|hold|queue|wait|turn)\b"
 )
 _ASK_ME = re.compile(
     r"\b(?:(?:rather|prefer)(?: it if)? you (?:ask|check|run|confirm)|ask me|check with me|"
@@ -1439,8 +1439,11 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
                 continue
             if _CONDITION_START.match(topic):
                 return ", ".join(parts), True
+            # "The ones Moira sends round to all the volunteers, decline.": a noun phrase
+            # with a clause of its own is longer.
+            longest = 12 if _NP_WITH_CLAUSE.match(topic) else 7
             if (
-                len(topic.split()) <= 7
+                len(topic.split()) <= longest
                 and not _NP_START_BAD.match(topic)
                 and not _CLAUSE_VERB.search(topic)
             ):
@@ -1486,6 +1489,7 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
 
 
 _CONDITION_START = re.compile(r"^(?:while|when|whenever|if|during|until|as long as)\b")
+_NP_WITH_CLAUSE = re.compile(r"^(?:the ones|ones|anything|everything|those|the (?:\w+ )?ones)\b")
 
 
 def _new_directive(reply: str) -> str | None:
@@ -1959,6 +1963,12 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         # stand elsewhere in the reply ("Only weekends. Weekdays I'm at work anyway.").
         rest = user.replace(restriction, " ")
         restriction, tied = _restriction(rest, proposal.text) if rest.strip() else (None, False)
+    elif restriction and _repeats_proposal(restriction, proposal.text):
+        # "For her bangles and rings, twenty-two carat, no question" after "shall I make it
+        # 22 carat?": the pick said again is no limit when another clause names the case.
+        other = _restriction(user.replace(restriction, " "), proposal.text)
+        if other[0]:
+            restriction, tied = other
     if restriction and not one_off:
         opens_with_limit = (
             _sentence_starts(user, RESTRICT)
@@ -2358,7 +2368,7 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
     content word and number of it is the proposal's ("View-only from now on" after "shared
     as a view-only link ... is that how you'd like client decks sent?"), with no word that
     limits ("only", "except", "but")?"""
-    norm = _units(normalize(restriction))
+    norm = _digits(_units(normalize(restriction)))
     proposal = _units(normalize(proposal))
     # "Aired version only" after "Should I stick to the aired version?": the proposal already
     # picks one thing over the rest, and "only" says it again. Not after a list ("always yes
@@ -2380,7 +2390,9 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
 
 # Units said in words or short: "Five kilos" is the "5 kg" size.
 _UNIT_WORDS = (
-    (re.compile(r"(?<=\d)(?=(?:kg|g|ml|l|lb|oz)\b)"), " "),
+    (re.compile(r"(?<=\d)(?=(?:kg|g|ml|l|lb|oz|mm|cm)\b)"), " "),
+    (re.compile(r"\bmillimet(?:re|er)s?\b"), "mm"),
+    (re.compile(r"\bcentimet(?:re|er)s?\b"), "cm"),
     (re.compile(r"\bkilo(?:gram(?:me)?)?s?\b"), "kg"),
     (re.compile(r"\bgram(?:me)?s?\b"), "g"),
     (re.compile(r"\bmillilit(?:re|er)s?\b"), "ml"),
@@ -2404,8 +2416,21 @@ _HOUR_WORD = re.compile(r"\b(" + "|".join(HOUR_WORDS) + r")\b")
 
 
 def _digits(text: str) -> str:
-    """Number words as digits ("Fridays at four" against "every Friday at 4pm")."""
+    """Number words as digits ("Fridays at four" against "every Friday at 4pm", "twenty-two
+    carat" against "22 carat")."""
+    text = _TENS_WORD.sub(
+        lambda m: str(
+            10 * (_TENS.index(m.group(1)) + 2) + (HOUR_WORDS[m.group(2)] if m.group(2) else 0)
+        ),
+        text,
+    )
     return _HOUR_WORD.sub(lambda m: str(HOUR_WORDS[m.group(1)]), text)
+
+
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_TENS_WORD = re.compile(
+    rf"\b({'|'.join(_TENS)})(?:[- ](one|two|three|four|five|six|seven|eight|nine))?\b"
+)
 
 
 def _approves(user: str, proposal: str, task: str) -> bool:

@@ -301,7 +301,17 @@ KEPT_BACK = re.compile(
 
 # What a rule passes over is no part of what it picks either: "the PDF rather than the Excel
 # file", "the tenders address, never an individual estimator".
-PASSED_OVER = re.compile(r"\b(?:rather than|instead of|in place of|not|never)\b[^,.;:?!]*")
+# A preference said with "over" ("go Main Cabin over Basic") too, but not an amount, a time
+# or a place ("anything over $50", "over the holidays", "over there").
+PASSED_OVER = re.compile(
+    r"\b(?:rather than|instead of|in place of|not|never)\b[^,.;:?!]*|"
+    r"(?<=\w) over (?!(?:[$£€¥\d]|a|an|the|my|your|our|their|his|her|its|it|that|this|these|"
+    r"those|there|here|to|by|for|at|about|around|roughly|budget|price|limit|night|nights|"
+    r"weekend|weekends|summer|winter|christmas|easter|holidays|lunch|dinner|breakfast|time|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+    r"forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|grand|and|again)\b)[\w'-]+"
+    r"(?: (?!(?:whenever|when|if|for|and|but|so|every|each|any)\b)[\w'-]+){0,2}"
+)
 
 
 def symbols(text: str) -> set[str]:
@@ -392,6 +402,9 @@ ASK_BACK = re.compile(
     r"judge|weigh|check|pick|choose|review|handle|think|approve|spell|write|sort)\b|(?:rather|"
     r"prefer)(?: it if)? you (?:ask|check|run|confirm)|i'd like a look|myself|by hand|"
     r"case[- ]by[- ]case|on my own|comes? to me|hold off|let's talk|another (?:matter|story)|"
+    r"(?:is|are|'s|'re) (?:another|a different|a separate) (?:thing|case|crowd|question|"
+    r"kettle of fish|animal|beast)|tell (?:me|us) (?:first|before|beforehand)|(?:put|bring|"
+    r"lay) (?:it|them|those|these|that|one) (?:in front of|before) (?:me|us)|"
     r"different (?:story|matter)|its own thing|(?:really |it )?depends\b|don't (?:go by|assume|"
     r"do that|do it|do those)|needs? (?:asking|my (?:ok|okay|sign-off|approval)|approval)|"
     r"weigh in|think (?:those|them|it) through|one at a time|(?<!one )too (?:much|expensive|"
@@ -405,7 +418,7 @@ ACCEPT_CUE = re.compile(
     r"smart) (?:idea|call|shorthand|thinking)|smart|a hundred percent|hundred percent|100%|"
     r"no question|of course|for sure|please|that's it|that's the drill|deal|lock it|"
     r"alright|all right|sounds good|love (?:it|that)|by all means|on you go|go on|ja|aye|"
-    r"yebo|haan|too easy|sweet as|nae bother|righto)\b"
+    r"yebo|haan|too easy|sweet as|nae bother|righto|certainly|spot on|acceptable)\b"
 )
 # A clause that states the allowed part itself ("only for orders over $40, I'll handle
 # the rest").
@@ -479,7 +492,10 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
     return allowed, back
 
 
-_POINTS_BACK = re.compile(r"^(?:those|these|them|such ones|that lot|any of those|all of those)\b")
+_POINTS_BACK = re.compile(
+    r"^(?:(?:with|for|on|about) )?(?:those|these|them|such ones|that lot|any of those|"
+    r"all of those)\b"
+)
 
 
 # Clock hours in words ("at seven or later", "Fridays at four").

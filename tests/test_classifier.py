@@ -16,6 +16,7 @@ from ledger.classifier import (
 )
 from ledger.model import Act, ActionType, Kind
 from ledger.scope import parse_scope
+from ledger.text import sides
 from tests.conftest import ROOT
 
 # --- detect_proposal ----------------------------------------------------------------
@@ -1429,3 +1430,66 @@ def test_a_thousands_comma_does_not_cut_a_limit_clause() -> None:
 def test_an_offer_to_act_without_waiting_for_the_user_is_standing(turn: str) -> None:
     found = detect_proposal(turn)
     assert found is not None and found.is_question
+
+
+_HOODIES = (
+    "I'll order the hoodie in a large so there's room to grow. Should I go a size up "
+    "whenever I buy clothes for Theo?"
+)
+_WATCH = "I'll get the 40 mm case. Whenever you buy a watch for Ines, shall I make it 40 mm?"
+_PITCHES = (
+    "I'll say no to this one. These keep coming; shall I turn down vendor breakfasts on my "
+    "own from now on?"
+)
+
+
+@pytest.mark.parametrize(
+    ("assistant", "reply", "scope"),
+    [
+        # the pick said again ("forty millimetre") is no limit; the case beside it is
+        (
+            _WATCH,
+            "For her dress watches, forty millimetre, no question. Sports watches are another "
+            "thing; she likes them chunky. With those, ask me first.",
+            "For her dress watches",
+        ),
+        # "certainly", "spot on" and "acceptable" are a yes beside a case
+        (
+            _PITCHES,
+            "The recruiter ones, certainly, turn them down. Anything from a client I want to "
+            "see myself.",
+            "The recruiter ones",
+        ),
+        (
+            _HOODIES,
+            "School uniforms, a size up is spot on. Party clothes he wears once, so before "
+            "buying those, ask me.",
+            "School uniforms",
+        ),
+        # "tell me first" and "put those in front of me" hand a case back
+        (
+            _PITCHES,
+            "The ones the bank sends round to every branch, decline. If the regional head "
+            "writes herself, that's a different animal. Put those in front of me.",
+            "The ones the bank sends round to every branch",
+        ),
+        (
+            _HOODIES,
+            "Hoodies and joggers, go up a size. Anything for the wedding, tell me first.",
+            "Hoodies and joggers",
+        ),
+    ],
+)
+def test_a_case_with_a_yes_and_a_case_handed_back_is_a_scope(
+    assistant: str, reply: str, scope: str
+) -> None:
+    result = classify_reply(assistant, reply)
+    assert (result.act, result.scope) == (Act.scoped, scope)
+
+
+def test_another_thing_hands_its_case_and_its_reasons_back() -> None:
+    allowed, back = sides(
+        "For the dress watches, yes. Sports watches are another thing; she likes them chunky."
+    )
+    assert allowed == [["For the dress watches", "yes"]]
+    assert back == ["Sports watches are another thing", "she likes them chunky"]

@@ -20,6 +20,7 @@ from ledger.model import (
     Status,
 )
 from ledger.scope import CallFacts, parse_scope
+from ledger.text import PASSED_OVER
 
 AGREED = date(2025, 3, 1)
 TODAY = date(2025, 4, 1)
@@ -1214,6 +1215,34 @@ def test_what_a_rule_passes_over_is_not_what_it_picks() -> None:
     gate = Gate(lambda: [rule])
     assert gate._support(rule, send(pdf, excel)) == 1
     assert gate._support(rule, send(excel, pdf)) < 1
+
+
+def test_what_a_rule_prefers_another_over_is_not_what_it_picks() -> None:
+    """ "Go premium economy over economy": the premium fare follows the rule, and "over"
+    before an amount ("anything over $400") passes nothing over."""
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Should I go premium economy over standard whenever I book you a long flight?",
+        ActionType.purchase,
+    )
+    premium = "Lisbon to Toronto return, premium economy"
+    standard = "Lisbon to Toronto return, standard economy"
+
+    def book(fare: str, other: str) -> CallFacts:
+        return CallFacts(
+            tool="purchase",
+            args={"product_id": "p1", "quantity": 1},
+            request="Book me Lisbon to Toronto for the conference.",
+            entity_text=fare,
+            competing=[other],
+            choices=[(fare, [other])],
+        )
+
+    gate = Gate(lambda: [rule])
+    assert gate._support(rule, book(premium, standard)) == 1
+    assert gate._support(rule, book(standard, premium)) < 1
+    assert "costco" in PASSED_OVER.sub(" ", "buy anything over $50 from costco")
 
 
 LOW_RULE = (
