@@ -42,6 +42,7 @@ from ledger.text import (
     counted,
     counts_of_item,
     normalize,
+    routed_by_name,
     sentences,
     stated_quantity,
     stem,
@@ -546,6 +547,18 @@ def entry_words(entry: Arrangement) -> str:
     return text if entry.content in text else f"{entry.content} {text}"
 
 
+def revision_words(entry: Arrangement, before: Arrangement | None) -> str:
+    """`entry_words` of a rule that replaced `before`, with "to him" / "to her" said by name
+    (see `ledger.text.routed_by_name`)."""
+    text = entry_words(entry)
+    if before is None:
+        return text
+    content = routed_by_name(entry.content, text, entry_words(before))
+    if content == entry.content:
+        return text
+    return text.replace(entry.content, content) if entry.content in text else content
+
+
 def rules_from_ledger(inp: AgentInput) -> list[Rule]:
     """The ledger's current entries (Grounding Layer on): replaced ones are left out."""
     rules = []
@@ -553,7 +566,8 @@ def rules_from_ledger(inp: AgentInput) -> list[Rule]:
         if entry.status == Status.revised or entry.superseded_by:
             continue
         quoted = [e for e in entry.evidence if e.speaker == entry.proposer.value]
-        text = entry_words(entry)
+        before = next((e for e in inp.ledger if e.id == entry.previous), None)
+        text = revision_words(entry, before)
         day = entry.updated_at if entry.proposer.value == "user" else entry.created_at
         first = quoted[0] if quoted else None
         when = (
@@ -563,7 +577,6 @@ def rules_from_ledger(inp: AgentInput) -> list[Rule]:
         )
         # A user's instruction that replaced an entry inherits what that entry answered.
         context = entry.context if entry.proposer.value == "assistant" or entry.previous else ""
-        before = next((e for e in inp.ledger if e.id == entry.previous), None)
         rules.append(
             Rule(
                 text,
@@ -1237,7 +1250,10 @@ def covers(rule: Rule, things: list[str], request: str = "") -> bool:
     """Does the rule talk about this kind of thing at all (a word of the item, or of the
     person the request names)? A rule about itineraries does not cover a hotel folio. A
     rule that leaves its object open ("whenever the lab is nearly out of something")
-    covers any item in the situation it names (the request speaks of the lab)."""
+    covers any item in the situation it names (the request speaks of the lab). A rule the
+    gate handed back as the one governing this call covers it: the gate has matched them."""
+    if rule.source == "gate":
+        return True
     said = term_set(rule.about, _ACTION_NOISE)
     if any(said & term_set(thing, _ACTION_NOISE) for thing in things):
         return True
@@ -1684,7 +1700,7 @@ def replacement(rule: Rule, rules: list[Rule]) -> Rule:
             continue  # only a later session replaces; a same-session restatement is a follow-up
         if not (other.speaker == "user" or other.restates):
             continue
-        if other.action not in (rule.action, ActionType.other):
+        if other.action not in (rule.action, ActionType.other) and rule.action != ActionType.other:
             continue
         words = term_set(other.words, _ACTION_NOISE)
         shared = _overlap(words, about)
@@ -1827,7 +1843,7 @@ class ReferencePolicy:
                     day = latest.updated_at.isoformat()
                     before = next((e for e in inp.ledger if e.id == latest.previous), entry)
                     rule = Rule(
-                        entry_words(latest),
+                        revision_words(latest, before),
                         latest.proposer.value,
                         (day, "", 0),
                         source="ledger",

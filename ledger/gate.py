@@ -56,6 +56,7 @@ from ledger.text import (
     has_phrase,
     lexical_similarity,
     normalize,
+    routed_by_name,
     running_low,
     stated_quantity,
     symbols,
@@ -566,8 +567,9 @@ class Gate:
                 return 0
             return 1 if want == got else -1
         verdict = quantity
+        replaced = next((e for e in self._entries() if e.id == entry.previous), None)
         for chosen_text, others in facts.choice_pairs():
-            chosen, best_other = _pick_scores(entry, chosen_text, others)
+            chosen, best_other = _pick_scores(entry, chosen_text, others, replaced)
             if best_other > chosen + _CLEAR:
                 return -1
             if chosen > best_other:
@@ -592,7 +594,7 @@ class Gate:
                 # matter: a rule that routes mail for Helen through casework@ does overrule
                 # the name in the request.
                 continue
-            chosen, best_other = _pick_scores(entry, chosen_text, others)
+            chosen, best_other = _pick_scores(entry, chosen_text, others, replaced)
             if best_other > chosen + _CLEAR:
                 return False
             if replaced is not None and best_other > chosen:
@@ -629,7 +631,12 @@ def _quantity_verdict(entry: Arrangement, facts: CallFacts) -> int:
     return 1 if want == got else -1
 
 
-def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) -> tuple[int, int]:
+def _pick_scores(
+    entry: Arrangement,
+    chosen_text: str,
+    others: Sequence[str],
+    replaced: Arrangement | None = None,
+) -> tuple[int, int]:
     """How strongly the rule points at the chosen item, and at the best other one.
 
     Only what sets an item apart counts ("club treasurer" in two contacts' descriptions
@@ -645,6 +652,11 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     content = PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(entry.content)))
     rule = content_stems(_CONDITION.sub(" ", content)) - STOPWORDS
     said = content_stems(content) - STOPWORDS
+    # What the rule itself passes over counts against an item that has it: "buy appliances
+    # without the installation package" does not pick the washer with the package.
+    norm_content = normalize(entry.content)
+    passed = content_stems(" ".join(m.group(0) for m in PASSED_OVER.finditer(norm_content)))
+    passed -= STOPWORDS | rule
     for ev in entry.evidence[:1]:
         said |= content_stems(PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(ev.text))))
         said -= STOPWORDS
@@ -655,6 +667,11 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
     shared = set().union(*rivals) if rivals else set()
 
     raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
+    # "send them to him instead": the one the turn names that the replaced rule did not
+    routed = entry.content
+    if replaced is not None:
+        old_turn = " ".join([replaced.content, *(ev.text for ev in replaced.evidence[:1])])
+        routed = routed_by_name(entry.content, raw, old_turn)
     # A rule that sends to whoever asks ("whenever someone you're working for asks") names
     # no recipient of its own: the first case's address written out is not it.
     asker = _TO_THE_ASKER.search(normalize(entry.content)) is not None
@@ -666,12 +683,12 @@ def _pick_scores(entry: Arrangement, chosen_text: str, others: Sequence[str]) ->
         # only an address written out counts ("I sent it to treasurer@club.org. Should that
         # be how we handle ...?"), a name there is often just the first case's recipient.
         level = max(
-            addressed_in(entry.content, text, refer=raw),
+            addressed_in(routed, text, refer=raw),
             2 if not asker and addressed_in(raw, text) == 2 else 0,
         )
         named = (0, 6, 10)[level]
         strong = 2 * len(unique & rule) + named
-        return strong + len(unique & said), strong
+        return strong + len(unique & said) - 2 * len(unique & passed), strong
 
     best_other = max(
         (

@@ -304,7 +304,7 @@ KEPT_BACK = re.compile(
 # A preference said with "over" ("go Main Cabin over Basic") too, but not an amount, a time
 # or a place ("anything over $50", "over the holidays", "over there").
 PASSED_OVER = re.compile(
-    r"\b(?:rather than|instead of|in place of|not|never)\b[^,.;:?!]*|"
+    r"\b(?:rather than|instead of|in place of|not|never|without)\b[^,.;:?!]*|"
     r"(?<=\w) over (?!(?:[$£€¥\d]|a|an|the|my|your|our|their|his|her|its|it|that|this|these|"
     r"those|there|here|to|by|for|at|about|around|roughly|budget|price|limit|night|nights|"
     r"weekend|weekends|summer|winter|christmas|easter|holidays|lunch|dinner|breakfast|time|"
@@ -637,3 +637,33 @@ def addressed_in(rule_text: str, candidate: str, refer: str = "") -> int:
     # a list's own mailbox names it too ("regulars@" for "the regulars list")
     own |= {part for box in local for part in re.split(r"[._+-]", box) if len(part) > 2}
     return 1 if own & names else 0
+
+
+def routed_by_name(rule: str, turn: str, old_turn: str) -> str:
+    """A revising rule that sends "to him" / "to her", with the person said by name when its
+    turn names exactly one person the turn of the rule it replaced did not: "Takeshi has
+    offered to take over the paperwork so Emi can have a rest. From now on, send the
+    statements to him instead", after "Would you like me to send Emi each statement?",
+    sends to Takeshi. Only whom the old turn sent to is ruled out: "send things to her
+    directly, not through Lorraine", after "shall I send Samira's post through Lorraine?",
+    may well mean Samira."""
+    if not _ROUTED_PRONOUN.search(rule):
+        return rule
+    old, _ = addressees(old_turn)
+    if not old:
+        return rule
+    new = sorted(
+        {w for w in _NAME_WORD.findall(turn) if w.lower() not in old | STOPWORDS | _NOT_A_NAME}
+    )
+    if len(new) != 1:
+        return rule
+    return _ROUTED_PRONOUN.sub(lambda m: f"{m.group(1)} {new[0]}", rule)
+
+
+_ROUTED_PRONOUN = re.compile(r"\b(to|through|via)\s+(?:him|her)\b")
+_NAME_WORD = re.compile(r"\b[A-Z][a-z][\w-]*")
+# Capitalised words that open a sentence of a rule but name no one.
+_NOT_A_NAME = frozenset(
+    "from going send sending forward please then now also instead let make put starting "
+    "changing change new small stop after since because".split()
+)

@@ -1360,3 +1360,30 @@ def test_a_call_that_picks_what_a_revision_replaced_does_not_follow_it() -> None
     assert result.decision is Decision.follow_revision and not result.allowed
     english = _book("Owl Babies (English edition) English", "Owl Babies (Welsh edition) Welsh")
     assert decide([old, new], english).allowed
+
+
+def test_what_a_rule_does_without_is_not_what_it_picks() -> None:
+    """ "Buy appliances without the installation package": the plain item follows the
+    rule, the one with the package does not."""
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "Going forward, buy appliances without the installation package.",
+        ActionType.purchase,
+    )
+    plain = "Bosch dishwasher SMS4"
+    packaged = "Bosch dishwasher SMS4 with installation package"
+
+    def buy(item: str, other: str) -> CallFacts:
+        return CallFacts(
+            tool="purchase",
+            args={"product_id": "p1", "quantity": 1},
+            request="Order the Bosch dishwasher.",
+            entity_text=item,
+            competing=[other],
+            choices=[(item, [other])],
+        )
+
+    gate = Gate(lambda: [rule])
+    assert gate._support(rule, buy(plain, packaged)) >= 0
+    assert gate._support(rule, buy(packaged, plain)) < 1

@@ -1795,3 +1795,46 @@ def test_a_revision_that_points_back_takes_the_shop_from_the_sentence_before(
     agent = _agent(tmp_path, True, proposal, revision)
     result = agent.respond("Order the Canon RF 85mm f/2.", PROBE, world=world)
     assert _calls(result) == [("purchase", {"product_id": "ridgeway-85"})]
+
+
+def test_a_revision_that_sends_to_him_sends_to_the_one_the_old_rule_did_not_name(
+    tmp_path: Path,
+) -> None:
+    """ "Ravi is taking over the rota so Lena can focus on the launch. From now on send the
+    rotas to him instead." after the rule that sent them to Lena: "him" is Ravi."""
+    proposal = _session(
+        EPISODE,
+        "s1",
+        ("user", "The new duty rota is done."),
+        (
+            "assistant",
+            "I'll send it to Lena now. Would you like me to send her each new rota as soon "
+            "as it's done, without waiting for you to ask?",
+        ),
+        ("user", "Yes please, every time."),
+        ("assistant", "Understood. New rotas will go to Lena as they're done."),
+    )
+    revision = _session(
+        LATER,
+        "s2",
+        (
+            "user",
+            "Ravi is taking over the rota so Lena can focus on the launch. From now on, send "
+            "the rotas to him instead.",
+        ),
+        ("assistant", "Understood."),
+    )
+    world = World.model_validate(
+        {
+            "documents": [
+                {"id": "doc-rota-9", "title": "Duty rota, week 9", "body": "Mon: Sam."},
+            ],
+            "contacts": [
+                {"name": "Lena Marsh", "email": "lena@plant.test", "relation": "rota lead"},
+                {"name": "Ravi Shah", "email": "ravi@plant.test", "relation": "planner"},
+            ],
+        }
+    )
+    agent = _agent(tmp_path, True, proposal, revision)
+    result = agent.respond("The rota for week 9 is done.", PROBE, world=world)
+    assert _calls(result) == [("send", {"to": "ravi@plant.test", "document_id": "doc-rota-9"})]
