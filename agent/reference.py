@@ -46,6 +46,7 @@ from ledger.text import (
     sentences,
     stated_quantity,
     stem,
+    them_named,
     uses_shorthand,
 )
 from tools.runtime import EVENT_HOURS, ToolCall
@@ -544,7 +545,9 @@ def entry_words(entry: Arrangement) -> str:
     them" with the sentence before, which names the shop)."""
     quoted = [e for e in entry.evidence if e.speaker == entry.proposer.value]
     text = quoted[0].text if quoted else entry.content
-    return text if entry.content in text else f"{entry.content} {text}"
+    whole = text if entry.content in text else f"{entry.content} {text}"
+    named = them_named(entry.content, whole)
+    return whole.replace(entry.content, named) if named != entry.content else whole
 
 
 def revision_words(entry: Arrangement, before: Arrangement | None) -> str:
@@ -1899,7 +1902,12 @@ class ReferencePolicy:
                     "purchase",
                     {"product_id": product["id"], "quantity": quantity or 1},
                 )
-                if rule is not None and not covers(rule, [product_text(product)], inp.request):
+                # A rule that tells apart the items the request names is about them too
+                # ("skip the protection plans" among the machine with and without one).
+                things = [product_text(product)] + [
+                    product_text(p) for p in named_items(seen.products, inp.request, product_text)
+                ]
+                if rule is not None and not covers(rule, things, inp.request):
                     return Plan(question=self._question(action)), False
         elif action == ActionType.send:
             call = self._send(inp, seen, rule, n)

@@ -60,6 +60,7 @@ from ledger.text import (
     running_low,
     stated_quantity,
     symbols,
+    them_named,
     uses_shorthand,
 )
 
@@ -649,12 +650,14 @@ def _pick_scores(
     """
     # A condition says when the rule applies, not what it picks: "the version I send
     # whenever a scope leaves the board" does not point at the board president.
-    content = PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(entry.content)))
+    turn = " ".join(ev.text for ev in entry.evidence[:1])
+    stated = them_named(entry.content, turn)
+    content = PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(stated)))
     rule = content_stems(_CONDITION.sub(" ", content)) - STOPWORDS
     said = content_stems(content) - STOPWORDS
     # What the rule itself passes over counts against an item that has it: "buy appliances
     # without the installation package" does not pick the washer with the package.
-    norm_content = normalize(entry.content)
+    norm_content = normalize(stated)
     passed = content_stems(" ".join(m.group(0) for m in PASSED_OVER.finditer(norm_content)))
     passed -= STOPWORDS | rule
     for ev in entry.evidence[:1]:

@@ -304,7 +304,7 @@ KEPT_BACK = re.compile(
 # A preference said with "over" ("go Main Cabin over Basic") too, but not an amount, a time
 # or a place ("anything over $50", "over the holidays", "over there").
 PASSED_OVER = re.compile(
-    r"\b(?:rather than|instead of|in place of|not|never|without)\b[^,.;:?!]*|"
+    r"\b(?:rather than|instead of|in place of|not|never|without|skip|avoid)\b[^,.;:?!]*|"
     r"(?<=\w) over (?!(?:[$£€¥\d]|a|an|the|my|your|our|their|his|her|its|it|that|this|these|"
     r"those|there|here|to|by|for|at|about|around|roughly|budget|price|limit|night|nights|"
     r"weekend|weekends|summer|winter|christmas|easter|holidays|lunch|dinner|breakfast|time|"
@@ -667,3 +667,25 @@ _NOT_A_NAME = frozenset(
     "from going send sending forward please then now also instead let make put starting "
     "changing change new small stop after since because".split()
 )
+
+
+def them_named(rule: str, turn: str) -> str:
+    """A rule that passes over "them", with what "them" are when the sentence before names
+    them with "those" or "these": "I read the fine print on those protection plans and they
+    cover almost nothing. Going forward, skip them and just buy the thing itself." skips
+    the protection plans."""
+    m = _SKIP_THEM.search(rule)
+    if m is None:
+        return rule
+    before = turn.split(rule, 1)[0] if rule in turn else ""
+    named = _THOSE_THINGS.findall(before)
+    if not named:
+        return rule
+    return rule[: m.start(2)] + named[-1] + rule[m.end(2) :]
+
+
+_SKIP_THEM = re.compile(
+    r"\b(skip|skipping|drop|avoid|without|not|never|no more of|leave out|stop buying)\s+(them)\b",
+    re.I,
+)
+_THOSE_THINGS = re.compile(r"\b(?:[Tt]hose|[Tt]hese)\s+((?:[a-z][\w-]*\s+)?[a-z][\w-]*s)\b")

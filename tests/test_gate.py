@@ -20,7 +20,7 @@ from ledger.model import (
     Status,
 )
 from ledger.scope import CallFacts, parse_scope
-from ledger.text import PASSED_OVER
+from ledger.text import PASSED_OVER, them_named
 
 AGREED = date(2025, 3, 1)
 TODAY = date(2025, 4, 1)
@@ -1387,3 +1387,38 @@ def test_what_a_rule_does_without_is_not_what_it_picks() -> None:
     gate = Gate(lambda: [rule])
     assert gate._support(rule, buy(plain, packaged)) >= 0
     assert gate._support(rule, buy(packaged, plain)) < 1
+
+
+def test_a_rule_that_skips_them_skips_what_the_sentence_before_names() -> None:
+    """ "I've had it with those extended warranties. From now on, skip them." skips the
+    warranties: the item with one does not follow the rule, the one without does."""
+    turn = (
+        "I've had it with those extended warranties, they never pay out. From now on, "
+        "skip them and just buy the thing itself."
+    )
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "From now on, skip them and just buy the thing itself.",
+        ActionType.purchase,
+        proposer=Proposer.user,
+        evidence=[quote("user", turn)],
+    )
+    plain = "Dyson V8 cordless vacuum"
+    covered = "Dyson V8 cordless vacuum + 2-year extended warranty"
+
+    def buy(item: str, other: str) -> CallFacts:
+        return CallFacts(
+            tool="purchase",
+            args={"product_id": "p1", "quantity": 1},
+            request="Order the Dyson V8.",
+            entity_text=item,
+            competing=[other],
+            choices=[(item, [other])],
+        )
+
+    gate = Gate(lambda: [rule])
+    assert gate._support(rule, buy(plain, covered)) == 1
+    assert gate._support(rule, buy(covered, plain)) < 1
+    assert them_named("skip them", "Those gift sets are a rip-off. skip them") == "skip gift sets"
+    assert them_named("skip them", "I hate these gift sets. skip them") == "skip gift sets"
