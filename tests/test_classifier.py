@@ -1493,3 +1493,11 @@ def test_another_thing_hands_its_case_and_its_reasons_back() -> None:
     )
     assert allowed == [["For the dress watches", "yes"]]
     assert back == ["Sports watches are another thing", "she likes them chunky"]
+
+
+def test_relief_at_never_again_is_a_yes_across_hyphenated_words() -> None:
+    result = classify_reply(
+        "I've ordered the 20-pack of filters. Shall I reorder them whenever you say we're low?",
+        "Please. Never want to be caught short mid-service again.",
+    )
+    assert result.act is Act.accept
