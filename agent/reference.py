@@ -34,7 +34,9 @@ from agent.llm import PolicyOutput
 from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
 from ledger.model import ActionType, Arrangement, Decision, Status, Turn, latest_version
 from ledger.text import (
+    DECIDE_LATER,
     KEPT_BACK,
+    POINTS_BACK_ONLY,
     STOPWORDS,
     addressed_in,
     addressees,
@@ -359,7 +361,12 @@ def says_ask(text: str, speaker: str) -> bool:
     norm = normalize(text)
     if speaker == "user":
         # "when I ask you for a book" is the user asking, not a rule to ask the user.
-        return _ASK.search(re.sub(r"\bask (?:you|u)\b", "", norm)) is not None
+        norm = re.sub(r"\bask (?:you|u)\b", "", norm)
+        if implied_response(text) == "maybe" and not POINTS_BACK_ONLY.search(norm):
+            # "put me down as a maybe and I'll decide on the day": the maybe is the answer
+            # to give; deciding later is what a maybe is for.
+            norm = DECIDE_LATER.sub(" ", norm)
+        return _ASK.search(norm) is not None
     if not _ASK.search(norm):
         return False
     for clause in re.split(r"[;.!?]|\bbut\b|,", norm):

@@ -46,8 +46,10 @@ from ledger.model import (
 )
 from ledger.scope import CallFacts, match_scope, rule_times
 from ledger.text import (
+    DECIDE_LATER,
     KEPT_BACK,
     PASSED_OVER,
+    POINTS_BACK_ONLY,
     STOPWORDS,
     THINGS_GOING,
     addressed_in,
@@ -182,6 +184,10 @@ _NEGATED_ASK = re.compile(
 def is_ask_text(text: str) -> bool:
     """Does a rule's wording say to ask the user first?"""
     norm = normalize(text)
+    if implied_response(text) == "maybe" and not POINTS_BACK_ONLY.search(norm):
+        # "Stop telling Ines yes for me; from now on just mark me as a maybe": the maybe
+        # replaces what stops, and deciding later is what a maybe is for.
+        norm = re.sub(r"\bstop \w+ing\b", " ", DECIDE_LATER.sub(" ", norm))
     return bool(_NOT_WITHOUT_ASKING.search(norm) or _ASK_RULE.search(_NEGATED_ASK.sub(" ", norm)))
 
 

@@ -689,3 +689,14 @@ _SKIP_THEM = re.compile(
     re.I,
 )
 _THOSE_THINGS = re.compile(r"\b(?:[Tt]hose|[Tt]hese)\s+((?:[a-z][\w-]*\s+)?[a-z][\w-]*s)\b")
+
+
+# Deciding later, beside a maybe ("put me down as a maybe and I'll decide on the day"), is
+# what a maybe is for, not a rule to ask first. Not when the rule only points back at what
+# it is about ("Stop turning them down. Mark me as maybe and I'll decide"): its case is
+# the replaced rule's, which the words alone do not carry, so it still asks.
+POINTS_BACK_ONLY = re.compile(r"\b(?:them|those|these)\b")
+DECIDE_LATER = re.compile(
+    r"\b(?:i'll|i will|i'd rather|i would rather|let me|i want to|i'd like to|i can)\s+"
+    r"(?:\w+\s+){0,2}?(?:decide|firm (?:it|them) up|confirm)\b"
+)

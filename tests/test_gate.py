@@ -1315,6 +1315,28 @@ def test_not_doing_it_unasked_is_asking_first(text: str, asks: bool) -> None:
     assert is_ask_text(text) is asks
 
 
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # a maybe is the answer; deciding later is what a maybe is for
+        ("From now on put me down as a maybe and I'll decide on the day.", False),
+        ("Stop saying yes to Tom's dinners; from now on just mark me as a maybe.", False),
+        ("I'd rather decide the night before, so mark Ines's rides maybe for now.", False),
+        # a maybe for "them" only points back: its case is the replaced rule's, so it asks
+        ("Stop turning them down. From now on mark me as maybe and I'll decide.", True),
+        # without a maybe to give, the same words hand the decision back
+        ("Stop RSVPing to Tom's dinners for me; I'll decide on those.", True),
+        ("From now on I'll decide on those myself.", True),
+    ],
+)
+def test_a_maybe_with_a_decision_later_is_no_rule_to_ask(text: str, asks: bool) -> None:
+    from agent.reference import says_ask
+    from ledger.gate import is_ask_text
+
+    assert is_ask_text(text) is asks
+    assert says_ask(text, "user") is asks
+
+
 def _edition_revision() -> tuple[Arrangement, Arrangement]:
     old = entry(
         "a1",
