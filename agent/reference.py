@@ -564,9 +564,8 @@ def revision_words(entry: Arrangement, before: Arrangement | None) -> str:
     if before is None:
         return text
     content = routed_by_name(entry.content, text, entry_words(before))
-    if content == entry.content:
-        return text
-    return text.replace(entry.content, content) if entry.content in text else content
+    # (the rule's words may already be reworded in the turn: then it stays as it is)
+    return text.replace(entry.content, content) if content != entry.content else text
 
 
 def rules_from_ledger(inp: AgentInput) -> list[Rule]:
