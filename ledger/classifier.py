@@ -1639,7 +1639,11 @@ _AFFIRMING_NEGATION = re.compile(
     r"(?: (?:one|any|it|them|those|these|that|a single one))?(?: of (?:them|those|these)\b)?|"
     # Relief at never again: "Never want to think about toothpaste again", "never want to
     # run out again"
-    r"\b(?:i )?never want to (?:[\w',-]+ ){1,8}?again\b|"
+    r"\b(?:i )?never want to (?:[\w',-]+ ){1,8}?again\b|\bnever want to relive\b|"
+    # A chore never done again: "one job I'd happily never do again", "if it means I never
+    # do a midnight Tesco run again" (not "I'd never do that again": the offer itself)
+    r"\bnever (?:have to |need to )?(?:do|face|deal with|go through|sit through|chase)\b"
+    r"(?! (?:that|it|this|those|them|these)\b)(?: [\w',-]+){0,6}? again\b|"
     # Idioms that say yes with a negation: "No argument from me", "Say no more", "As if I'd
     # say no", "Can't fault that", "Wouldn't have it any other way"
     r"\bno (?:argument|arguments|objection|objections|complaints)(?: (?:from me|here))?\b|"

@@ -1501,3 +1501,20 @@ def test_relief_at_never_again_is_a_yes_across_hyphenated_words() -> None:
         "Please. Never want to be caught short mid-service again.",
     )
     assert result.act is Act.accept
+
+
+@pytest.mark.parametrize(
+    ("reply", "act"),
+    [
+        ("Chasing the plumber is one job I'd gladly never do again. It's yours.", Act.accept),
+        ("If it means I never sit through another hold queue again, I'm in.", Act.accept),
+        # "that" is the offer itself
+        ("I'd never do that again. I'll book them myself.", Act.reject),
+    ],
+)
+def test_a_chore_never_done_again_is_relief_not_a_refusal(reply: str, act: Act) -> None:
+    offer = (
+        "I've booked the boiler service for the 12th. Shall I book it every year when the "
+        "reminder comes in, without checking with you?"
+    )
+    assert classify_reply(offer, reply).act is act
