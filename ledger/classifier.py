@@ -1344,7 +1344,10 @@ _CONTRAST_ANY = re.compile(
 _LIMIT_WORDS = re.compile(
     r"\b(?:week(?:day|end|night)s?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|"
     r"saturdays?|sundays?|mornings?|evenings?|afternoons?|daytime|(?:working|business|office) "
-    r"hours|by (?:email|e-mail|text|sms|mail|slack)|via \w+|over (?:email|text))\b"
+    r"hours|by (?:email|e-mail|text|sms|mail|slack)|via \w+|over (?:email|text))\b|"
+    # a time limit: "until the end of March", "till exams finish in June"
+    r"\b(?:until|till|through) (?:[\w']+ ){0,4}?(?:january|february|march|april|may|june|"
+    r"july|august|september|october|november|december)\b"
 )
 _ELSE = re.compile(
     r"\b(?:else|other (?:people|ones|stuff|things|folks|\w+s)|others|the rest|another|"

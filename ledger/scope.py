@@ -693,7 +693,8 @@ def _parse_scope(
             scope.until = date.fromordinal(today.toordinal() + (6 - today.weekday()))
         else:
             m4 = re.search(
-                r"\b(?:until|till|through|before) (?:the end of )?(" + "|".join(_MONTHS) + r")\b",
+                r"\b(?:until|till|through|before) (?:the end of )?(?:(?!the end\b)[\w']+ ){0,4}?"
+                r"(?:the end of )?(" + "|".join(_MONTHS) + r")\b",
                 norm,
             )
             if m4:

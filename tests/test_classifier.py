@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -1518,3 +1519,21 @@ def test_a_chore_never_done_again_is_relief_not_a_refusal(reply: str, act: Act) 
         "reminder comes in, without checking with you?"
     )
     assert classify_reply(offer, reply).act is act
+
+
+@pytest.mark.parametrize(
+    ("reply", "until"),
+    [
+        ("Do that until the end of March.", date(2027, 3, 31)),
+        ("Do that until the AGM in March, I'm handing over the books then.", date(2027, 2, 28)),
+    ],
+)
+def test_a_yes_until_a_month_is_a_scope_that_ends(reply: str, until: date) -> None:
+    offer = (
+        "I've paid the hall deposit. Shall I pay the hall invoices as they come in, without "
+        "checking with you?"
+    )
+    result = classify_reply(offer, reply)
+    assert result.act is Act.scoped and result.scope is not None
+    scope = parse_scope(reply, date(2027, 1, 10), result.scope, offer)
+    assert scope.until == until
