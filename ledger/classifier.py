@@ -1345,8 +1345,9 @@ _LIMIT_WORDS = re.compile(
     r"\b(?:week(?:day|end|night)s?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|"
     r"saturdays?|sundays?|mornings?|evenings?|afternoons?|daytime|(?:working|business|office) "
     r"hours|by (?:email|e-mail|text|sms|mail|slack)|via \w+|over (?:email|text))\b|"
-    # a time limit: "until the end of March", "till exams finish in June"
-    r"\b(?:until|till|through) (?:[\w']+ ){0,4}?(?:january|february|march|april|may|june|"
+    # a time limit: "until the end of March", "till exams finish in June" (not "may": "go
+    # through it, may as well")
+    r"\b(?:until|till|through) (?:[\w']+ ){0,4}?(?:january|february|march|april|june|"
     r"july|august|september|october|november|december)\b"
 )
 _ELSE = re.compile(
