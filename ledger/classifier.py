@@ -1390,7 +1390,10 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
         for parts in allowed
         for c in parts
     )
-    accepted = any(ACCEPT_CUE.search(normalize(c)) for parts in allowed for c in parts)
+    # (a yes-word under a negation is none: "I'd never do that again")
+    accepted = any(
+        ACCEPT_CUE.search(_NEGATED_CUE.sub(" ", normalize(c))) for parts in allowed for c in parts
+    )
     for parts in allowed:
         for i, clause in enumerate(parts):
             norm = normalize(clause)
@@ -1452,6 +1455,25 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
                 and not _CLAUSE_VERB.search(topic)
             ):
                 return parts[0], True
+        # A list of cases, then what to do with them: "Rego forms, team lists, that kind of
+        # admin, the registrar address."
+        for parts in allowed:
+            if len(parts) < 3:
+                continue
+            last = normalize(parts[-1])
+            items = [normalize(p) for p in parts[:-1]]
+            if (
+                len(last.split()) <= 3
+                and not _CLAUSE_VERB.search(last)
+                and all(
+                    len(i.split()) <= 7
+                    and not _CLAUSE_VERB.search(i)
+                    and (not _NP_START_BAD.match(i) or _KIND_OF.match(i))
+                    and not _accept_only(i)
+                    for i in items
+                )
+            ):
+                return ", ".join(parts[:-1]), True
     # A limit handed back with a yes on the other side: "yes, but ask me over $100".
     if accepted:
         for clause in back:
@@ -1493,6 +1515,8 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
 
 
 _CONDITION_START = re.compile(r"^(?:while|when|whenever|if|during|until|as long as)\b")
+_NEGATED_CUE = re.compile(r"\b(?:never|not|don't|won't|wouldn't|couldn't|can't)(?:\s+[\w']+){1,2}")
+_KIND_OF = re.compile(r"^(?:that|this) (?:kind|sort|type) of\b")
 _NP_WITH_CLAUSE = re.compile(r"^(?:the ones|ones|anything|everything|those|the (?:\w+ )?ones)\b")
 
 

@@ -1537,3 +1537,30 @@ def test_a_yes_until_a_month_is_a_scope_that_ends(reply: str, until: date) -> No
     assert result.act is Act.scoped and result.scope is not None
     scope = parse_scope(reply, date(2027, 1, 10), result.scope, offer)
     assert scope.until == until
+
+
+def test_a_yes_word_under_a_negation_does_not_make_a_hand_back_a_scope() -> None:
+    """ "I'd never do that again" has "do that" in it, but says no: with the rest handed
+    back ("I'll book them myself") the reply is a refusal, not a scope."""
+    offer = (
+        "I've booked the boiler service for the 12th. Shall I book it every year when the "
+        "reminder comes in, without checking with you?"
+    )
+    reply = "After last winter? I'd never do that again. I'll book them myself."
+    assert classify_reply(offer, reply).act is Act.reject
+
+
+def test_a_list_of_cases_then_what_to_do_with_them_is_a_scope() -> None:
+    offer = (
+        "I've sent the invoice to the accounts inbox rather than to Dev. Shall I send "
+        "supplier paperwork to accounts@ from now on?"
+    )
+    reply = (
+        "Invoices, delivery notes, that sort of paperwork, the accounts inbox. Anything "
+        "about a dispute, ask me first. I'm not sure who handles those."
+    )
+    result = classify_reply(offer, reply)
+    assert (result.act, result.scope) == (
+        Act.scoped,
+        "Invoices, delivery notes, that sort of paperwork",
+    )
