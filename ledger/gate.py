@@ -561,6 +561,12 @@ class Gate:
             current = by_id.get(current.previous) if current.previous else None
         return False
 
+    def _previous(self, entry: Arrangement) -> Arrangement | None:
+        """The entry this one replaced (the ledger is read only when there is one)."""
+        if entry.previous is None:
+            return None
+        return next((e for e in self._entries() if e.id == entry.previous), None)
+
     def _support(self, entry: Arrangement, facts: CallFacts) -> int:
         """1 when the rule picks this very call (its response, its item), -1 when it picks
         another, 0 when it says nothing either way."""
@@ -574,7 +580,7 @@ class Gate:
                 return 0
             return 1 if want == got else -1
         verdict = quantity
-        replaced = next((e for e in self._entries() if e.id == entry.previous), None)
+        replaced = self._previous(entry)
         for chosen_text, others in facts.choice_pairs():
             chosen, best_other = _pick_scores(entry, chosen_text, others, replaced)
             if best_other > chosen + _CLEAR:
@@ -593,7 +599,7 @@ class Gate:
             got = str(facts.args.get("response", "")).lower()
             return not (want and got and want != got)
         request = content_stems(own_request(facts.request))
-        replaced = next((e for e in self._entries() if e.id == entry.previous), None)
+        replaced = self._previous(entry)
         for chosen_text, others in facts.choice_pairs():
             if "@" not in chosen_text and _named_by_request(request, chosen_text, others):
                 # The user's own words pick this document or item; the rule's class word

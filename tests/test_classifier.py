@@ -1504,6 +1504,12 @@ def test_relief_at_never_again_is_a_yes_across_hyphenated_words() -> None:
     assert result.act is Act.accept
 
 
+_BOILER = (
+    "I've booked the boiler service for the 12th. Shall I book it every year when the "
+    "reminder comes in, without checking with you?"
+)
+
+
 @pytest.mark.parametrize(
     ("reply", "act"),
     [
@@ -1514,10 +1520,7 @@ def test_relief_at_never_again_is_a_yes_across_hyphenated_words() -> None:
     ],
 )
 def test_a_chore_never_done_again_is_relief_not_a_refusal(reply: str, act: Act) -> None:
-    offer = (
-        "I've booked the boiler service for the 12th. Shall I book it every year when the "
-        "reminder comes in, without checking with you?"
-    )
+    offer = _BOILER
     assert classify_reply(offer, reply).act is act
 
 
@@ -1542,10 +1545,7 @@ def test_a_yes_until_a_month_is_a_scope_that_ends(reply: str, until: date) -> No
 def test_a_yes_word_under_a_negation_does_not_make_a_hand_back_a_scope() -> None:
     """ "I'd never do that again" has "do that" in it, but says no: with the rest handed
     back ("I'll book them myself") the reply is a refusal, not a scope."""
-    offer = (
-        "I've booked the boiler service for the 12th. Shall I book it every year when the "
-        "reminder comes in, without checking with you?"
-    )
+    offer = _BOILER
     reply = "After last winter? I'd never do that again. I'll book them myself."
     assert classify_reply(offer, reply).act is Act.reject
 

@@ -83,6 +83,11 @@ def purchase(amount: float, request: str = "Am I running low on anything?", **kw
     )
 
 
+def choosing(item: str, other: str, request: str) -> CallFacts:
+    """A purchase of `item` where `other` was the one passed over."""
+    return purchase(10.0, request, entity_text=item, competing=[other], choices=[(item, [other])])
+
+
 def decide(entries: Sequence[Arrangement], facts: CallFacts, mode: str = "strict") -> GateResult:
     return Gate(lambda: entries, mode=mode).check(facts, TODAY)
 
@@ -1229,19 +1234,10 @@ def test_what_a_rule_prefers_another_over_is_not_what_it_picks() -> None:
     premium = "Lisbon to Toronto return, premium economy"
     standard = "Lisbon to Toronto return, standard economy"
 
-    def book(fare: str, other: str) -> CallFacts:
-        return CallFacts(
-            tool="purchase",
-            args={"product_id": "p1", "quantity": 1},
-            request="Book me Lisbon to Toronto for the conference.",
-            entity_text=fare,
-            competing=[other],
-            choices=[(fare, [other])],
-        )
-
+    request = "Book me Lisbon to Toronto for the conference."
     gate = Gate(lambda: [rule])
-    assert gate._support(rule, book(premium, standard)) == 1
-    assert gate._support(rule, book(standard, premium)) < 1
+    assert gate._support(rule, choosing(premium, standard, request)) == 1
+    assert gate._support(rule, choosing(standard, premium, request)) < 1
     assert "costco" in PASSED_OVER.sub(" ", "buy anything over $50 from costco")
 
 
@@ -1396,19 +1392,10 @@ def test_what_a_rule_does_without_is_not_what_it_picks() -> None:
     plain = "Bosch dishwasher SMS4"
     packaged = "Bosch dishwasher SMS4 with installation package"
 
-    def buy(item: str, other: str) -> CallFacts:
-        return CallFacts(
-            tool="purchase",
-            args={"product_id": "p1", "quantity": 1},
-            request="Order the Bosch dishwasher.",
-            entity_text=item,
-            competing=[other],
-            choices=[(item, [other])],
-        )
-
+    request = "Order the Bosch dishwasher."
     gate = Gate(lambda: [rule])
-    assert gate._support(rule, buy(plain, packaged)) >= 0
-    assert gate._support(rule, buy(packaged, plain)) < 1
+    assert gate._support(rule, choosing(plain, packaged, request)) >= 0
+    assert gate._support(rule, choosing(packaged, plain, request)) < 1
 
 
 def test_a_rule_that_skips_them_skips_what_the_sentence_before_names() -> None:
@@ -1429,18 +1416,9 @@ def test_a_rule_that_skips_them_skips_what_the_sentence_before_names() -> None:
     plain = "Dyson V8 cordless vacuum"
     covered = "Dyson V8 cordless vacuum + 2-year extended warranty"
 
-    def buy(item: str, other: str) -> CallFacts:
-        return CallFacts(
-            tool="purchase",
-            args={"product_id": "p1", "quantity": 1},
-            request="Order the Dyson V8.",
-            entity_text=item,
-            competing=[other],
-            choices=[(item, [other])],
-        )
-
+    request = "Order the Dyson V8."
     gate = Gate(lambda: [rule])
-    assert gate._support(rule, buy(plain, covered)) == 1
-    assert gate._support(rule, buy(covered, plain)) < 1
+    assert gate._support(rule, choosing(plain, covered, request)) == 1
+    assert gate._support(rule, choosing(covered, plain, request)) < 1
     assert them_named("skip them", "Those gift sets are a rip-off. skip them") == "skip gift sets"
     assert them_named("skip them", "I hate these gift sets. skip them") == "skip gift sets"
