@@ -982,13 +982,16 @@ def _keys(text: str) -> set[str]:
     return out
 
 
-_NAME_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:'s)?)\b")
+# A word after a title's dot ("Dr. Okonkwo") opens no sentence: it is a name.
+_AFTER_TITLE = r"(?<=\b(?:Dr|Mr|Ms|Mx)\.\s)|(?<=\bMrs\.\s)|(?<=\bProf\.\s)"
+_NAME_RE = re.compile(r"(?:(?<![.!?]\s)|" + _AFTER_TITLE + r")(?<!^)\b([A-Z][a-z]+(?:'s)?)\b")
 _OPENER_RE = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][a-z]+(?:'s)?)\b")
 _NOT_NAMES = (
     set(calendar.day_name)
     | {d + "s" for d in calendar.day_name}
     | set(calendar.month_name[1:])
     | {"I", "OK", "Okay", "Yes", "Sure", "Only", "Just", "Internal", "External", "For", "Anything"}
+    | {"Dr", "Mr", "Mrs", "Ms", "Mx", "Miss", "Prof"}
 )
 
 

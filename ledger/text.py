@@ -28,7 +28,11 @@ MONEY_AMOUNT = re.compile(
     + r"\b",
     re.IGNORECASE,
 )
-_SENT = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)])\s+|\n+|;\s+|\s+--?\s+|\s+—\s+")
+# A title's dot ("Dr. Okonkwo", "Mrs. Reyes") ends no sentence.
+_TITLE_DOT = r"(?<!\b(?:Dr|Mr|Ms|Mx)\.)(?<!\bMrs\.)(?<!\bProf\.)"
+_SENT = re.compile(
+    r"(?<=[.!?])" + _TITLE_DOT + r"\s+|(?<=[.!?][\"'”’)])\s+|\n+|;\s+|\s+--?\s+|\s+—\s+"
+)
 
 STOPWORDS = frozenset(
     [

@@ -9,6 +9,7 @@ import pytest
 
 from ledger.model import Scope
 from ledger.scope import CallFacts, ScopeMatch, match_scope, parse_scope, rule_times
+from ledger.text import sentences
 
 TODAY = date(2025, 3, 10)  # a Monday
 FRI_7PM = datetime(2025, 3, 14, 19, 0)
@@ -1237,3 +1238,18 @@ def test_clauses_after_a_case_stay_cases_unless_they_give_a_reason() -> None:
     )
     assert {"easter", "holiday"} <= set(kept.excluded)
     assert not {"nan", "family", "view"} & set(kept.excluded)
+
+
+def test_a_title_s_dot_ends_no_sentence() -> None:
+    """'For Dr. Okonkwo, send everything': Okonkwo is a person, and the others of her kind
+    ("Other offices") are handed back, not her office."""
+    reply = "For Dr. Okonkwo, send everything; she reads every page. Other offices I will decide on case by case."
+    scope = parse_scope(
+        reply, TODAY, clause="For Dr. Okonkwo", proposal="Send her office the full records?"
+    )
+    assert scope.people == ["Okonkwo"] and scope.excluded == []
+    hers = facts("send", request="Dr. Okonkwo's office would like my records.")
+    assert match_scope(scope, hers).inside is True
+    other = facts("send", request="Dr. Sterling's office would like my records.")
+    assert match_scope(scope, other).inside is False
+    assert sentences("Mrs. Reyes said yes. Ms. Li too.") == ["Mrs. Reyes said yes.", "Ms. Li too."]
