@@ -773,8 +773,40 @@ def _parse_scope(
         # are handed back, not Dana's own things.
         if scope.people or scope.places:
             excluded -= {stem(w) for w in _OTHER_KIND_RE.findall(normalize(" ".join(back)))}
+        # "Any weekend cover", "if it lands in clinic hours": with a day or a time as the
+        # limit, the thing the time words carry is what the arrangement is about on both
+        # sides; the time tells them apart.
+        if scope.weekdays or scope.time_after or scope.time_before:
+            handed = _handed_back(back)
+            excluded -= {stem(w) for w in _AFTER_TIME_WORD.findall(handed)}
+            excluded -= {stem(w) for w in _BEFORE_TIME_WORD.findall(handed)}
+        # "Head Office in Coventry", "a South Shore bird": a name of several words is handed
+        # back whole; one of its words alone ("the office", "on the shore") is not it.
+        for name in _name_phrases(" ".join(back)):
+            parts = [stem(w.lower()) for w in name.split()]
+            if set(parts) & excluded:
+                excluded -= set(parts)
+                excluded.add(" ".join(parts))
     scope.excluded = sorted(excluded - set(scope.categories) - named)
     return scope
+
+
+# "clinic hours", "study time": a word that only says whose or what time it is.
+_BEFORE_TIME_WORD = re.compile(r"\b(\w+) (?:hours|time)\b")
+_NAME_PHRASE_RE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+
+
+def _name_phrases(text: str) -> list[str]:
+    """Names of several capitalized words ("Head Office", "Pascoe Vale"), without an
+    opening word that is no name ("The European classics" names no "The European")."""
+    out = []
+    for m in _NAME_PHRASE_RE.finditer(text):
+        kept = [w for w in m.group(0).split()]
+        while kept and (kept[0] in _NOT_NAMES or kept[0].lower() in STOPWORDS):
+            kept.pop(0)
+        if len(kept) >= 2:
+            out.append(" ".join(kept))
+    return out
 
 
 _PLACE = r"[A-Z][a-z]+(?: [A-Z][a-z]+)?"
@@ -915,6 +947,20 @@ _CASE_OPENING_RE = re.compile(
 )
 
 
+# "Magazines and blogs wanting to feature a wedding": what follows the things named says
+# what they do, not which they are.
+_DESCRIBING_RE = re.compile(r"\s(?:\w+ing|who|which|that|whose)\b")
+
+
+def _head_only(subject: str) -> str:
+    """The things a subject names, without the clause describing them; all of it when the
+    clause is what names them ("anything involving money")."""
+    m = _DESCRIBING_RE.search(subject)
+    if m is None or not _keys(subject[: m.start()]) - GENERIC:
+        return subject
+    return subject[: m.start()]
+
+
 def _without_reasons(back: list[str]) -> list[str]:
     """The handed-back clauses that name a case, without those that only give a reason for
     handing it back. A clause that asks the user, or opens with "if", "when", "for" and the
@@ -928,7 +974,7 @@ def _without_reasons(back: list[str]) -> list[str]:
         norm = normalize(part).strip(" ,;:")
         other = _OTHER_MATTER_RE.match(norm)
         if other:
-            out.append(other.group(1))
+            out.append(_head_only(other.group(1)))
             named = explained = True
             continue
         if ASK_BACK.search(norm) or _CASE_OPENING_RE.match(norm):
@@ -1218,6 +1264,8 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     text_stems = {stem(w) for w in words(facts.text())}
 
     def found(key: str) -> bool:
+        if " " in key:  # a name of several words: all of them
+            return all(found(part) for part in key.split())
         return (
             key in text_stems
             # an acronym's plural keeps its s through stemming: "GPs" is a GP

@@ -1040,15 +1040,15 @@ GARY = (
 
 def test_a_handed_back_word_in_a_call_naming_the_allowed_side_is_weighed_by_meaning() -> None:
     scope = parse_scope(GARY, TODAY)
-    assert "office" in scope.excluded and "gary" in scope.categories
-    gary = facts(request="Gary has called a meeting in the depot office on Monday at 2.")
+    assert "director" in scope.excluded and "gary" in scope.categories
+    gary = facts(request="Gary has called a meeting with the director on Monday at 2.")
     # Without a meaning, or when the call is no nearer what was allowed, the word vetoes.
     assert match_scope(scope, gary).inside is False
     near_back = by_words({("Gary", "Head Office"): 0.5, ("Gary", "Gary's own"): 0.4})
     assert match_scope(scope, gary, near_back).inside is False
     near_allowed = by_words({("Gary", "Gary's own"): 0.5, ("Gary", "Head Office"): 0.2})
     verdict = match_scope(scope, gary, near_allowed)
-    assert verdict.inside is True and "though it says office" in verdict.diff
+    assert verdict.inside is True and "though it says director" in verdict.diff
     # A call that names nothing of the allowed side: the handed-back word still vetoes,
     # whatever the meaning says.
     director = facts(request="Coventry has called a meeting for the regions on Monday.")
@@ -1253,3 +1253,44 @@ def test_a_title_s_dot_ends_no_sentence() -> None:
     other = facts("send", request="Dr. Sterling's office would like my records.")
     assert match_scope(scope, other).inside is False
     assert sentences("Mrs. Reyes said yes. Ms. Li too.") == ["Mrs. Reyes said yes.", "Ms. Li too."]
+
+
+def test_a_name_of_several_words_is_handed_back_whole() -> None:
+    """ "Head Office in Coventry": the depot office is not Head Office."""
+    scope = parse_scope(GARY, TODAY)
+    assert "head office" in scope.excluded and "office" not in scope.excluded
+    depot = facts(request="Gary has called a meeting in the depot office on Monday at 2.")
+    assert match_scope(scope, depot).inside is True
+    head_office = facts(request="Gary has a meeting at Head Office on Monday at 2.")
+    assert "excluded: head office" in match_scope(scope, head_office).diff
+
+
+def test_what_a_time_carries_on_the_handed_back_side_is_no_case() -> None:
+    """ "Any weekend cover", "clinic hours": the time tells the sides apart, not the cover."""
+    reply = (
+        "Weekday evenings, go for it. Weekends are my study time though, so any weekend "
+        "cover I want to weigh up myself."
+    )
+    scope = parse_scope(reply, TODAY, clause="Weekday evenings")
+    assert "cover" not in scope.excluded
+    assert check(reply, request="Helen needs cover on Friday evening.", when=FRI_7PM).inside
+    assert not check(reply, request="Helen needs cover on Saturday evening.", when=SAT_7PM).inside
+    hours = parse_scope(
+        "Nights and weekends, go for it. If it lands in clinic hours, leave it and check with me.",
+        TODAY,
+    )
+    assert "clinic" not in hours.excluded
+
+
+def test_what_the_things_handed_back_do_names_no_case() -> None:
+    reply = (
+        "Florists, venues, caterers, yes. Magazines and blogs wanting to feature a wedding are "
+        "another thing, ask me on those."
+    )
+    scope = parse_scope(reply, TODAY)
+    assert {"magazine", "blog"} <= set(scope.excluded) and "wedd" not in scope.excluded
+    caterer = facts("send", request="The caterer from the Bellver wedding asked for photos.")
+    assert match_scope(scope, caterer).inside is True
+    # ... unless the describing clause is what names them
+    money = parse_scope("Groceries, yes. Anything involving money is another matter.", TODAY)
+    assert "money" in money.excluded
