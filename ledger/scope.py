@@ -630,7 +630,8 @@ def _parse_scope(
         # The limit was stated as what to hand back ("For the consultants on our side, the
         # structural engineer or the reserve specialist, ask me"): it excludes, the rest is
         # allowed.
-        back.append(clause)
+        if clause.strip() not in back:
+            back.append(clause)
         clause = None
     limit_src = clause or allowed_text
     norm = normalize(allowed_text)
@@ -876,7 +877,8 @@ _OTHER_KIND_RE = re.compile(r"\b(?:the )?(?:other|rest of the|all the other) (\w
 _AMOUNT_WORDS = frozenset(
     stem(w)
     for w in "small smaller smallest little big bigger biggest large larger free cheap cheaper "
-    "pricey pricier costly fancy affordable inexpensive minor major low high budget".split()
+    "pricey pricier costly fancy affordable inexpensive minor major low high budget "
+    "everyday ordinary routine normal".split()
 )
 _WHATEVER_RE = re.compile(
     r"\b(?:[Ww]hatever|[Aa]nything|[Ee]verything|[Ww]hichever) ([A-Z][a-z]+) ([a-z]+s)\b"
@@ -1128,6 +1130,17 @@ def _days_named(text: str) -> set[int]:
 _SIGNS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
 
 
+_STATED_CLOCK_RE = re.compile(r"\bat (\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)")
+
+
+def _stated_clock(request: str) -> str | None:
+    """The one clock time a request states with am or pm ("sent Saturday at 10:45pm")."""
+    found = {
+        _clock(h, m or None, ap, False) for h, m, ap in _STATED_CLOCK_RE.findall(request.lower())
+    }
+    return found.pop() if len(found) == 1 else None
+
+
 def _money(value: float, currency: str) -> str:
     """An amount as the user reads it: "$15", "£22.99", "19500 MXN"."""
     sign = _SIGNS.get(currency.upper())
@@ -1229,11 +1242,11 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
                 f"{facts.quantity}, agreed: up to {scope.max_quantity}",
             )
         )
+    # A call with no time of its own (sending "the practice plan - Tue Aug 25") is on the
+    # days its thing names.
+    named_days = _days_named(f"{facts.entity_text} {facts.request}")
     if scope.weekdays:
         names = ", ".join(calendar.day_abbr[d] for d in scope.weekdays)
-        # A call with no time of its own (sending "the practice plan - Tue Aug 25") is on
-        # the days its thing names.
-        named_days = _days_named(f"{facts.entity_text} {facts.request}")
         if facts.when is None and named_days:
             ok = named_days <= set(scope.weekdays)
             shown = ", ".join(calendar.day_abbr[d] for d in sorted(named_days))
@@ -1244,10 +1257,16 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
             day = calendar.day_abbr[facts.when.weekday()]
             checks.append((facts.when.weekday() in scope.weekdays, f"{day}, agreed: {names}"))
     if scope.time_after or scope.time_before:
-        if facts.when is None:
+        # A call with no time of its own: the clock time the request states ("sent Saturday
+        # at 10:45pm"); none, on a day the call's thing names, is a thing of that day (the
+        # "Tue" practice plan is a weeknight one).
+        stated = None if facts.when is not None else _stated_clock(facts.request)
+        if facts.when is None and stated is None and scope.weekdays and named_days:
+            pass
+        elif facts.when is None and stated is None:
             checks.append((None, "the time is unknown"))
         else:
-            hhmm = facts.when.strftime("%H:%M")
+            hhmm = stated or facts.when.strftime("%H:%M")
             ok = (not scope.time_after or hhmm >= scope.time_after) and (
                 not scope.time_before or hhmm <= scope.time_before
             )

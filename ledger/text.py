@@ -497,8 +497,9 @@ def sides(text: str) -> tuple[list[list[str]], list[str]]:
 
 
 _POINTS_BACK = re.compile(
-    r"^(?:(?:with|for|on|about) )?(?:those|these|them|such ones|that lot|any of those|"
-    r"all of those)\b"
+    r"^(?:(?:if|when|whenever) (?:it's|it is|its|they're|they are) )?"
+    r"(?:(?:with|for|on|about) )?(?:those|these|them|such ones|that lot|any of those|"
+    r"all of those|(?:one|any|some) of (?:them|those|these))\b"
 )
 
 

@@ -877,6 +877,7 @@ def test_a_request_states_its_amount_in_any_currency() -> None:
             "If it's free or cheap",
         ),
         ("For the smaller ones, under fifty dollars, fine.", None),
+        ("For the everyday stuff under about fifty dollars, do that.", None),
     ],
 )
 def test_words_for_how_dear_are_no_kind_when_an_amount_is_given(
@@ -1294,3 +1295,30 @@ def test_what_the_things_handed_back_do_names_no_case() -> None:
     # ... unless the describing clause is what names them
     money = parse_scope("Groceries, yes. Anything involving money is another matter.", TODAY)
     assert "money" in money.excluded
+
+
+def test_a_call_without_a_time_takes_the_clock_time_its_request_states() -> None:
+    scope = parse_scope("Nights and weekends, go for it. In clinic hours, check with me.", TODAY)
+    late = facts("send", request="A new enquiry came in, sent Saturday at 10:45pm.")
+    assert match_scope(scope, late).inside is True
+    morning = facts("send", request="A new enquiry came in, sent Saturday at 9:15am.")
+    assert match_scope(scope, morning).inside is False
+    # a thing of a named day, with no time stated, is of that day's kind
+    plans = parse_scope("Weeknight ones, yes. Saturdays, check with me first.", TODAY)
+    tue = facts("send", entity_text="Practice plan - Tue Aug 25")
+    assert match_scope(plans, tue).inside is True
+    sat = facts("send", entity_text="Practice plan - Sat Aug 29")
+    assert match_scope(plans, sat).inside is False
+    assert match_scope(plans, facts("send", entity_text="Practice plan")).inside is None
+
+
+def test_a_hand_back_pointing_to_one_of_those_before_hands_them_back() -> None:
+    reply = (
+        "When Colin says it, that's what he means. The weekend volunteers say it for whatever "
+        "they ordered last. If it's one of them asking, check with me."
+    )
+    scope = parse_scope(
+        reply, TODAY, clause="The weekend volunteers say it for whatever they ordered last"
+    )
+    assert scope.people == ["Colin"] and not scope.weekdays and "volunteer" in scope.excluded
+    assert scope.back_text.count("weekend volunteers") == 1
