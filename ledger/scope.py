@@ -399,6 +399,8 @@ KINDS: dict[str, frozenset[str]] = {
         "common": "hallway hallways stairwell stairwells stairs lobby elevator elevators "
         "corridor corridors foyer courtyard",
         "arts": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
+        # "at Mum's place": where someone lives
+        "place": "home flat apartment house condo",
     }.items()
 }
 CHANNELS = ("email", "text", "sms", "slack", "internal", "external", "personal", "work address")
@@ -797,6 +799,21 @@ _BEFORE_TIME_WORD = re.compile(r"\b(\w+) (?:hours|time)\b")
 _NAME_PHRASE_RE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 
 
+def _listed_names(text: str) -> set[str]:
+    """Names (lower case) that are a whole item of a list: "Skatteetaten" in "For banks,
+    Skatteetaten, that sort"."""
+    items = re.split(r",\s*|\s+(?:and|or)\s+", text)
+    return (
+        {
+            item.strip().lower()
+            for item in items
+            if re.fullmatch(r"(?:the )?[A-Z][\w'-]+(?: [A-Z][\w'-]+)*", item.strip())
+        }
+        if len(items) >= 3
+        else set()
+    )
+
+
 def _name_phrases(text: str) -> list[str]:
     """Names of several capitalized words ("Head Office", "Pascoe Vale"), without an
     opening word that is no name ("The European classics" names no "The European")."""
@@ -1032,8 +1049,11 @@ def _keys(text: str) -> set[str]:
 
 # A word after a title's dot ("Dr. Okonkwo") opens no sentence: it is a name.
 _AFTER_TITLE = r"(?<=\b(?:Dr|Mr|Ms|Mx)\.\s)|(?<=\bMrs\.\s)|(?<=\bProf\.\s)"
-_NAME_RE = re.compile(r"(?:(?<![.!?]\s)|" + _AFTER_TITLE + r")(?<!^)\b([A-Z][a-z]+(?:'s)?)\b")
-_OPENER_RE = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][a-z]+(?:'s)?)\b")
+# "Day-to-day" opens with a capital and is no name.
+_NAME_RE = re.compile(
+    r"(?:(?<![.!?]\s)|" + _AFTER_TITLE + r")(?<!^)\b([A-Z][a-z]+(?:'s)?)\b(?!-[a-z])"
+)
+_OPENER_RE = re.compile(r"(?:^|(?<=[.!?]\s))([A-Z][a-z]+(?:'s)?)\b(?!-[a-z])")
 _NOT_NAMES = (
     set(calendar.day_name)
     | {d + "s" for d in calendar.day_name}
@@ -1295,10 +1315,17 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
 
     # Each kind of limit must hold on its own: "Kevin's parties" needs Kevin and a party.
     # Within one kind, any listed value will do ("for Maya and Jordan", "tops and pants").
-    if scope.people:
-        hit = [p for p in scope.people if stem(p.lower()) in text_stems]
+    # "For banks, Skatteetaten, that sort": a name listed beside kinds is one more item of
+    # the list, so the name or a kind will do.
+    people_listed = bool(scope.people and scope.categories) and {
+        p.lower() for p in scope.people
+    } <= _listed_names(scope.allowed_text)
+    people_hit = [p for p in scope.people if stem(p.lower()) in text_stems]
+    if scope.people and not (people_listed and not people_hit):
         checks.append(
-            (True, f"matches '{', '.join(hit)}'") if hit else (False, f"not {scope.text!r}")
+            (True, f"matches '{', '.join(people_hit)}'")
+            if people_hit
+            else (False, f"not {scope.text!r}")
         )
     if scope.places:
         hit = [p for p in scope.places if all(stem(w) in text_stems for w in words(p))]
@@ -1314,7 +1341,7 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         for m in _EXAMPLES_RE.finditer(scope.allowed_text)
         for n in _names(m.group(0))
     }
-    if categories and examples & text_stems:
+    if categories and (examples & text_stems or (people_listed and people_hit)):
         categories = set()
     if categories:
         hit = sorted(k for k in categories if found(k))

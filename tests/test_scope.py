@@ -1322,3 +1322,36 @@ def test_a_hand_back_pointing_to_one_of_those_before_hands_them_back() -> None:
     )
     assert scope.people == ["Colin"] and not scope.weekdays and "volunteer" in scope.excluded
     assert scope.back_text.count("weekend volunteers") == 1
+
+
+def test_a_name_listed_beside_kinds_is_one_more_item() -> None:
+    reply = "For banks, Skatteetaten, that sort, the protected one. For family, ask me."
+    scope = parse_scope(
+        reply, TODAY, clause="For banks, Skatteetaten, that sort, the protected one"
+    )
+    assert scope.people == ["Skatteetaten"] and "bank" in scope.categories
+    assert check_scope(scope, "Skatteetaten wants a copy of my passport.") is True
+    assert check_scope(scope, "DNB bank wants a copy of my passport.") is True
+    assert check_scope(scope, "The gym wants a copy of my passport.") is False
+    # a name that is no item of a list still limits on its own: "Kevin's parties"
+    kevin = parse_scope("Only Kevin's parties.", TODAY)
+    assert check_scope(kevin, "A party from Ana on Friday.") is False
+
+
+def test_a_capitalized_word_before_a_hyphen_is_no_name() -> None:
+    scope = parse_scope(
+        "Day-to-day care papers, the medication list, contact sheets, that sort of thing, fine.",
+        TODAY,
+        clause="Day-to-day care papers",
+        turn="I sent it to Okada-san to pass on to Himawari Day Service.",
+    )
+    assert scope.people == [] and "contact" in scope.categories
+
+
+def test_someones_place_is_where_they_live() -> None:
+    scope = parse_scope("At Mum's place, go ahead. Anywhere else, ask me.", TODAY)
+    assert check_scope(scope, "A care check at Mum's flat on Wednesday.") is True
+
+
+def check_scope(scope: Scope, request: str) -> bool | None:
+    return match_scope(scope, facts("send", request=request)).inside
