@@ -1205,13 +1205,21 @@ def _closer_to_allowed(
     names = _keys(scope.allowed_text) & _capitalized(scope.allowed_text)
     if not name_said and names & set(scope.categories):
         return False
-    call = facts.text()
-    try:
-        allowed = meaning(call, scope.allowed_text)
-        margin = allowed - meaning(call, scope.back_text)
-    except Exception:  # a model failure leaves the limit unmet: fail closed
-        return False
-    return margin >= MEANING_MARGIN and allowed >= MEANING_FLOOR
+    # The whole call, and the user's own words for it alone: the request often says the
+    # case the way the reply did ("our integration partner"), where the item's title and
+    # address only add words of their own.
+    texts = [facts.text()]
+    if facts.request.strip() and facts.request.strip() != texts[0].strip():
+        texts.append(facts.request)
+    for text in texts:
+        try:
+            allowed = meaning(text, scope.allowed_text)
+            margin = allowed - meaning(text, scope.back_text)
+        except Exception:  # a model failure leaves the limit unmet: fail closed
+            return False
+        if margin >= MEANING_MARGIN and allowed >= MEANING_FLOOR:
+            return True
+    return False
 
 
 def _named_limit(

@@ -580,6 +580,33 @@ def test_a_call_meaning_the_allowed_side_is_inside() -> None:
     assert "rather than" in verdict.diff
 
 
+def test_the_request_alone_may_mean_the_allowed_side() -> None:
+    """The item's own words ("Nitrile exam gloves, medium, box of 100") can pull a call
+    towards neither side, where the user's request says it the way the reply did."""
+    scope = parse_scope(KITCHEN, TODAY, "For the kitchen and household things")
+    call = facts(
+        "purchase",
+        request="We are nearly out of the rubber gloves for the sink.",
+        entity_text="Nitrile exam gloves, medium, box of 100",
+    )
+
+    def meaning(a: str, b: str) -> float:
+        whole = "Nitrile" in a
+        if "kitchen" in b:
+            return 0.3 if whole else 0.45
+        return 0.25 if whole else 0.05
+
+    verdict = match_scope(scope, call, meaning)
+    assert verdict.inside is True and "rather than" in verdict.diff
+
+    def failing(a: str, b: str) -> float:
+        if "Nitrile" in a:
+            return 0.3 if "kitchen" in b else 0.25
+        raise RuntimeError("no model")
+
+    assert match_scope(scope, call, failing).inside is False  # fails closed
+
+
 @pytest.mark.parametrize(
     "table",
     [
