@@ -379,6 +379,11 @@ _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
         "say yes",
         "say no",
         "offers",
+        # "I've put you down as a maybe", "a maybe that you firm up on the morning"
+        "a maybe",
+        "put you down",
+        "put me down",
+        "put us down",
     ),
     ActionType.purchase: (
         "buy",

@@ -160,6 +160,19 @@ def test_ing_forms_of_send_verbs_are_send(text: str) -> None:
         ("Going forward, I'll pay the water bill automatically.", ActionType.other),
     ],
 )
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I've put you down as a maybe for the clearing. I could answer each one the same way, "
+        "a maybe that you firm up on the morning, if that suits you?",
+        "Shall I put you down for every one of their work days from now on?",
+    ],
+)
+def test_a_maybe_and_putting_someone_down_are_rsvp(text: str) -> None:
+    proposal = detect_proposal(text)
+    assert proposal is not None and proposal.action_type is ActionType.rsvp
+
+
 def test_going_forward_is_not_an_rsvp_cue(text: str, action: ActionType) -> None:
     assert action_type_of(text) is action
 
