@@ -151,16 +151,6 @@ def test_ing_forms_of_send_verbs_are_send(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "action"),
-    [
-        (
-            "Going forward, I'll forward every receipt to your accountant automatically.",
-            ActionType.send,
-        ),
-        ("Going forward, I'll pay the water bill automatically.", ActionType.other),
-    ],
-)
-@pytest.mark.parametrize(
     "text",
     [
         "I've put you down as a maybe for the clearing. I could answer each one the same way, "
@@ -173,6 +163,16 @@ def test_a_maybe_and_putting_someone_down_are_rsvp(text: str) -> None:
     assert proposal is not None and proposal.action_type is ActionType.rsvp
 
 
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        (
+            "Going forward, I'll forward every receipt to your accountant automatically.",
+            ActionType.send,
+        ),
+        ("Going forward, I'll pay the water bill automatically.", ActionType.other),
+    ],
+)
 def test_going_forward_is_not_an_rsvp_cue(text: str, action: ActionType) -> None:
     assert action_type_of(text) is action
 
