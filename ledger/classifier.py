@@ -1341,7 +1341,11 @@ _FOR_LIMIT = re.compile(
     r"\b(?:for|with) (?!now\b|sure\b|real\b|example\b|once\b|me\b|you\b|it\b|that\b|this\b|"
     r"asking\b|sure\b|good\b|ages\b|years\b)[\w'$]"
 )
-_MONEY = re.compile(MONEY_AMOUNT.pattern + r"|\b(?:hundred|thousand|grand)\b")
+# "two grand", "a few grand" (not "that'd suit me grand")
+_MONEY = re.compile(
+    MONEY_AMOUNT.pattern + r"|\b(?:hundred|thousand)\b|\b(?:\d+|a|few|couple|\w+ty|one|two|three|"
+    r"four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty) grand\b"
+)
 _CONTRAST_ANY = re.compile(
     r"\b[\w' -]{2,40},\s*(?:but )?not (?!a problem|a big deal|an issue|bad|at all|a bother|"
     r"to worry|sure|really|yet|now|necessarily)\w"
@@ -2142,7 +2146,10 @@ def _pick_with_condition(user: str, assistant: str) -> str | None:
 # thing I need is running dry", "she'd go to every one"): a reason, when a yes stands beside it.
 _REASON_CLAUSE = re.compile(
     r"^(?:those|these|they|they're|they'd|they'll|she|she's|she'd|he|he's|he'd|it|it's|i|i'm|"
-    r"i'd|i've|we|we're|we'd|nothing|nobody|no one|the last thing)\b"
+    r"i'd|i've|we|we're|we'd|nothing|nobody|no one|the last thing|"
+    # what it would do for the user: "that'd suit me grand", "saves me a trip to town"
+    r"that'd|that'll|that would|that will|it'd|it'll|it would|it will|(?:would |'d |it'll )?"
+    r"saves? (?:me|us|her|him|them)|bless (?:her|him|them|you))\b"
 )
 _CONDITION_WORD = re.compile(
     r"\b(?:if|unless|as long as|so long as|provided|except|apart from|other than|but|when|"
@@ -2161,15 +2168,21 @@ def _reason_beside_yes(clause: str, reply: str) -> bool:
         not _REASON_CLAUSE.match(norm)
         or _CONDITION_WORD.search(norm)
         or _MONEY.search(norm)
-        or ACCEPT_CUE.search(norm)
         or _ASK_ME.search(whole)
         or ASK_BACK.search(whole)
         or _CONTRAST_ANY.search(whole)
         or _ELSE.search(whole)
     ):
         return False
+    if ACCEPT_CUE.search(norm) or _APPROVING.search(norm):
+        # "Aye, that'd suit me grand.": the clause is the yes itself, no limit.
+        return not _LIMIT_WORD.search(norm)
     parts = [normalize(c) for c in re.split(r"(?:[,;:.!?](?!\d))+|\s[—–-]\s|—", reply) if c.strip()]
-    others = [c for c in parts if c and c not in norm and norm[:12] not in c]
+    others = [
+        re.sub(r"^(?:so|and|then|well)\s+", "", c)
+        for c in parts
+        if c and c not in norm and norm[:12] not in c
+    ]
     return any(_starts_with(c, DIRECT_YES) or _APPROVING.search(c) for c in others)
 
 

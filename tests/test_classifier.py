@@ -1577,3 +1577,27 @@ def test_a_list_of_cases_then_what_to_do_with_them_is_a_scope() -> None:
         Act.scoped,
         "Invoices, delivery notes, that sort of paperwork",
     )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Aye, that'd suit me grand.",
+        "Saves me a phone call every year, so yes.",
+        "It's always the week I'm away, bless them, so yes.",
+        "Absolutely, would save me digging out the number every time.",
+    ],
+)
+def test_what_the_yes_does_for_the_user_is_no_limit(reply: str) -> None:
+    assert classify_reply(_BOILER, reply).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "That'd suit me, but only for the combi boiler. Ask me about the old one.",
+        "Saves me a phone call, but only if it's under a hundred quid.",
+    ],
+)
+def test_a_limit_beside_what_the_yes_does_is_still_a_limit(reply: str) -> None:
+    assert classify_reply(_BOILER, reply).act is Act.scoped
