@@ -2063,6 +2063,10 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     if restated and not (one_off or self_kept or limit_cue or ASK_BACK.search(norm)):
         # "Never liked golf, never will. Auto-decline.": the negation is the reason.
         return Classification(Act.accept, proposal=proposal)
+    if negated and _yes_after_a_negated_reason(user_sents, self_kept or limit_cue or one_off):
+        # "Never liked golf, never will. Auto-decline.", "Not doing late calls ever again.
+        # Blanket decline.": the negation is the reason for the yes that follows it.
+        return Classification(Act.accept, proposal=proposal)
     if negated or (reject_cue and not (yes or praise_only or (affirm and not self_kept))):
         return Classification(Act.reject, proposal=proposal)
     # The user keeping the decision, with no yes ("I'll do it myself", "I'll take it party
@@ -2318,6 +2322,40 @@ _REMARK = re.compile(
     r"(?:\w+ed|paid|had|went|spent|lost|got|did|made|took|was|were)\b"
 )
 # Making the proposal itself standing: "Make it standard.", "Make that the rule."
+# The class told to be handled, in a word or two: "Auto-decline.", "Decline away.",
+# "Blanket decline.", "Bin the lot.", "Big sack."
+_CLASS_ORDER = re.compile(
+    r"^(?:so |just )?(?:(?:auto-?|blanket |always )?(?:decline|accept|order|reorder|send|forward|"
+    r"file|book|buy|rsvp|bin|cc|pass|refuse|turn)\w*(?: (?:them|those|these|'em|it))?"
+    r"(?: (?:away|all|on|down|all down|the lot|every time|always|from now on))?|"
+    r"(?:bin|file|decline|order|send) the lot)[.!]*$"
+)
+
+
+def _yes_after_a_negated_reason(user_sents: list[str], held_back: bool) -> bool:
+    """After a first sentence with a negation, does a later sentence say yes, with nothing
+    held back or limited and no negation of its own?"""
+    if held_back or len(user_sents) < 2:
+        return False
+    for sent in user_sents[1:]:
+        t = normalize(sent)
+        if _NO_ANYWHERE.search(t) or re.search(r"\b(?:not|never|don't|do not)\b|n't\b", t):
+            continue
+        if re.search(r"\bi(?:'ll| will|'d| would| need| want)\b|\blet me\b|\bmyself\b", t):
+            continue  # "I'll tell you each time": the user doing it
+        extra = _ACCEPT_EXTRA.search(t)
+        if (
+            _APPROVING.search(t)
+            or (extra and not extra.group(0).endswith(" it is"))
+            or _AFFIRM_DIRECTIVE.search(t)
+            or _ALL_OF_THEM.search(t)
+            or _CLASS_ORDER.match(t)
+            or _opens_with_yes(t)
+        ):
+            return True
+    return False
+
+
 _MAKE_IT_SO = re.compile(
     r"^(?:\w+ ){0,3}?make (?:it|that|this|them|those) (?:\w+ ){0,2}(?:standing|standard|default|"
     r"routine|rule|practice|policy|habit|norm|permanent|official)[.!]*$"

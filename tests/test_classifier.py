@@ -1601,3 +1601,35 @@ def test_what_the_yes_does_for_the_user_is_no_limit(reply: str) -> None:
 )
 def test_a_limit_beside_what_the_yes_does_is_still_a_limit(reply: str) -> None:
     assert classify_reply(_BOILER, reply).act is Act.scoped
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Never liked those dinners, never will. Auto-decline.",
+        "No way I can make them anyway. Decline away.",
+        "Not doing another one of those ever again. Bin the lot.",
+    ],
+)
+def test_a_negation_before_a_yes_of_its_own_is_the_reason(reply: str) -> None:
+    offer = (
+        "I've declined the supplier's dinner. Shall I decline their hospitality invitations "
+        "as a rule from now on?"
+    )
+    assert classify_reply(offer, reply).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Not needed. Half of them are paid, and I need to approve each time.",
+        "Don't do that, I'll tell you each time.",
+        "No. Dana sends me everything and half of it is optional.",
+    ],
+)
+def test_a_negation_with_no_yes_after_it_stays_a_refusal(reply: str) -> None:
+    offer = (
+        "I've declined the supplier's dinner. Shall I decline their hospitality invitations "
+        "as a rule from now on?"
+    )
+    assert classify_reply(offer, reply).act is Act.reject
