@@ -119,8 +119,8 @@ _STANDING_RE = re.compile(
     # chart, should I just send it over without bugging you?"
     r"\b(?:on|for) (?:everything|anything|all) (?:i|you|we) (?:buy|order|get|send|book)\b|"
     r"\bif (?:one of|any of|someone|anyone|somebody|anybody|a|an|another|any|the next|she|he|"
-    r"they) \w+.*\b(?:should i|shall i|want me to|i'll|i can|can i just|would you be happy "
-    r"for me to)\b|\b(?:the|a) rule i'd (?:suggest|propose)\b|"
+    r"they) \w+.*\b(?:should i|shall i|want me to|i'll|i can|i could|can i just|would you be "
+    r"happy for me to)\b|\b(?:the|a) rule i'd (?:suggest|propose)\b|"
     r"\bwithout (?:bugging|bothering|asking|checking with|pinging|waiting (?:for|on)|"
     r"running (?:it|them|those|each one) (?:by|past)) you\b|"
     # "answer each one the same way", "route every governors' paper through her like that",
@@ -186,7 +186,9 @@ _OPEN_OFFER = re.compile(
     r"right|ok|okay|fine) if i|can i (?:assume|just)|shall we|let's|reckon i should|"
     r"(?:might|would) be easiest if i|would it (?:help|be handy|make sense|be easier|be useful) "
     r"if i|you'd like me to|i'd suggest|i'm thinking|if you like|if you'd like|would you like|"
-    r"do you want|let me know if you'd like me to)\b"
+    r"do you want|let me know if you'd like me to)\b|"
+    # "Might be worth me signing you up for each one", "could be auto-accepted"
+    r"\b(?:might|would|could) be worth (?:me|my) \w+ing\b|\b(?:could|can) be auto-?\w+"
 )
 _STANDING_IF_OFFERED = re.compile(
     # Any case of a kind: "reply to any first-time lost-book emails", "register you for any
@@ -232,7 +234,22 @@ _STANDING_IF_OFFERED = re.compile(
     r"should i|shall i|"
     r"want me to)\b|\bwhen(?:ever)? [\w' ]+, (?:should i|shall i|want me to|do you want me to|"
     r"would you like me to)\b.*\b(?:the same way|like that|like this|do the same)\b|"
-    r"\bmake (?:that|this|it) standing\b",
+    r"\bmake (?:that|this|it) standing\b|"
+    # Every case of a kind: "pay all school-related costs", "route all expense approvals",
+    # "for your appointments", "to her events", "to volunteer rotas", "the rest of the
+    # wedding invitations", "the other festival parties", "family events that land on free
+    # weekends", "when I send your reports", "on your behalf when you're in Milan"
+    r"\ball (?!(?:the|these|those|of|that|this|my|your|his|her|their|our|its|three|two|four|"
+    r"five)\b)(?:[\w'-]+ ){0,2}?[a-z-]+s\b|"
+    r"\b(?:to|for|with) (?:her|his|their|your) (?:[\w'-]+ ){0,2}?(?:events|invitations|invites|"
+    r"parties|openings|dinners|lunches|meetings|appointments|rotas|reports|orders|requests|"
+    r"bookings)\b|"
+    r"\bto (?:[\w'-]+ )?(?:rotas|events|invitations|invites|parties|dinners|meetings|openings|"
+    r"fundraisers|launches)\b|"
+    r"\bthe rest of the [\w'-]+|\bthe other (?:[\w'-]+ ){0,3}?[a-z-]+s\b|"
+    r"\b[a-z-]+s that (?:land|come|arrive|fall|turn up|show up)\b|"
+    r"\bwhen(?:ever)? i (?:send|order|book|buy|reply to|answer) (?:your|her|his|their) "
+    r"(?:[\w'-]+ )?[a-z-]+s\b|\bon your behalf when(?:ever)?\b",
 )
 OFFER: tuple[str, ...] = (
     "i'll",
@@ -336,6 +353,11 @@ OFFER = (
     "here's an idea",
 )
 _ONE_OFF = re.compile(r"\b(?:this one|this time|just this|for now|for today|this once)\b")
+# A question about one case: "shall I book Thursday?", "want me to buy it now?"
+_ONE_DAY = re.compile(
+    _ONE_OFF.pattern + r"|\b(?:now|today|tonight|tomorrow|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)\b"
+)
 
 _ACTION_WORDS: dict[ActionType, tuple[str, ...]] = {
     ActionType.rsvp: (
@@ -573,23 +595,28 @@ _BARE_OFFER = re.compile(
 )
 
 
+def _offered_standing(sentence: str) -> bool:
+    """Is the sentence a standing offer (the test `detect_proposal` applies to each)?"""
+    norm = normalize(sentence)
+    if not _standing_sentence(sentence):
+        return False
+    offers = (
+        has_phrase(norm, OFFER)
+        or norm.startswith(("want ", "should ", "shall "))
+        or _OPEN_OFFER.search(norm) is not None
+    )
+    return bool(offers or norm.endswith("?") or ("?" in sentence and has_phrase(norm, _YOU)))
+
+
 @lru_cache(maxsize=1 << 14)  # a pure function of the text; Proposal is frozen
 def detect_proposal(text: str) -> Proposal | None:
     """Find a standing offer in an assistant turn; None for one-off actions and answers."""
     found: list[str] = []
     for sentence in sentences(text):
-        norm = normalize(sentence)
-        if not _standing_sentence(sentence):
-            continue
-        offers = (
-            has_phrase(norm, OFFER)
-            or norm.startswith(("want ", "should ", "shall "))
-            or _OPEN_OFFER.search(norm) is not None
-        )
         # An offer may sit in the previous sentence: "I can do that. From now on?"
         # A standing question is an offer: "From now on, should any evening invite just get
         # a polite no?"
-        if offers or norm.endswith("?") or ("?" in sentence and has_phrase(norm, _YOU)):
+        if _offered_standing(sentence):
             found.append(sentence)
     if not found:
         # A standing sentence that offers nothing itself, then a bare offer question about
@@ -601,6 +628,21 @@ def detect_proposal(text: str) -> Proposal | None:
                 [first, second]
                 for first, second in pairwise(said)
                 if _standing_sentence(first) and _BARE_OFFER.match(normalize(second))
+            ),
+            [],
+        )
+    if not found:
+        # One sentence cut in two by a dash: "Any stag or hen dos in future — want me to
+        # just say yes?", "From here on, same again — invoice out the day you mark a job
+        # finished?"
+        said = sentences(text)
+        found = next(
+            (
+                [first, second]
+                for first, second in pairwise(said)
+                if re.search(re.escape(first) + r"\s+[—–-]+\s+" + re.escape(second), text)
+                and not _ONE_DAY.search(normalize(second))
+                and _offered_standing(f"{first} {second}")
             ),
             [],
         )
