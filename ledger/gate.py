@@ -44,7 +44,7 @@ from ledger.model import (
     Status,
     latest_version,
 )
-from ledger.scope import CallFacts, match_scope, rule_times
+from ledger.scope import KINDS, CallFacts, match_scope, rule_times
 from ledger.text import (
     DECIDE_LATER,
     KEPT_BACK,
@@ -677,7 +677,7 @@ def _pick_scores(
         said -= STOPWORDS
     # A mailbox is matched as a whole (addressed_in), not by its words: "records@" does not
     # make a clinic the one a rule about "the complete records" sends to.
-    chosen = content_stems(_ADDRESS_RE.sub(" ", chosen_text))
+    chosen = _with_kinds(content_stems(_ADDRESS_RE.sub(" ", chosen_text)))
     rivals = [content_stems(_ADDRESS_RE.sub(" ", c)) for c in others]
     shared = set().union(*rivals) if rivals else set()
 
@@ -689,7 +689,12 @@ def _pick_scores(
         routed = routed_by_name(entry.content, raw, old_turn)
     # A rule that sends to whoever asks ("whenever someone you're working for asks") names
     # no recipient of its own: the first case's address written out is not it.
-    asker = _TO_THE_ASKER.search(normalize(entry.content)) is not None
+    # So does one that sends to each person's own address ("personal things go to
+    # coworkers' personal emails"): the first case's address is that person's.
+    asker = (
+        _TO_THE_ASKER.search(normalize(entry.content)) is not None
+        or _OWN_ADDRESSES.search(normalize(raw)) is not None
+    )
 
     def score(text: str, own: set[str], rest: set[str]) -> tuple[int, int]:
         unique = own - rest
@@ -716,6 +721,15 @@ def _pick_scores(
 
 
 _ADDRESS_RE = re.compile(r"\S+@\S+")
+
+
+def _with_kinds(stems: set[str]) -> set[str]:
+    """An item's words and the kinds it is of: a sneaker is a shoe, so "clothes and shoes"
+    in a rule does not set another shoe apart from the sneaker chosen. (Only the chosen
+    item's kinds: another item's kind is no word of its own.)"""
+    return stems | {kind for kind, members in KINDS.items() if members & stems}
+
+
 _CONDITION = re.compile(
     r"\b(?:whenever|when|if|any ?time|every time|each time)\b[^,.;:?!]*|"
     # what waits for a condition is not what the rule picks now: "preview first, full
@@ -726,6 +740,11 @@ _TO_THE_ASKER = re.compile(
     r"\b(?:(?:whoever|anyone|anybody|someone|somebody|everyone|everybody|people|the person)\b"
     r"(?:[\w' ]{0,40}?)|(?:whenever|when|if|each time|every time) (?:a |an |any |some |the )?"
     r"[\w' -]{1,30}? )(?:asks?|asking|requests?|requesting|wants?)\b"
+)
+_OWN_ADDRESSES = re.compile(
+    r"\b(?:their|each (?:person|one)'s|everyone's|people's|[a-z]+s'|his or her) (?:own )?"
+    r"(?:personal |work |home |private |usual )?(?:emails?|e-mails?|addresses|inboxes|"
+    r"numbers)\b"
 )
 # A rule picks another item only when it points there clearly: more than one of its own
 # words beyond what it shares with the chosen item (bag-of-words evidence is noisy).

@@ -1422,3 +1422,51 @@ def test_a_rule_that_skips_them_skips_what_the_sentence_before_names() -> None:
     assert gate._support(rule, choosing(covered, plain, request)) < 1
     assert them_named("skip them", "Those gift sets are a rip-off. skip them") == "skip gift sets"
     assert them_named("skip them", "I hate these gift sets. skip them") == "skip gift sets"
+
+
+def test_the_rules_class_word_does_not_set_another_item_of_the_chosen_kind_apart() -> None:
+    """ "Clothes and shoes" in the rule: a shoe among the others is no closer to the rule than
+    the sneaker chosen (a sneaker is a shoe)."""
+    turn = "I'll order the rain jacket in a 10. Shall I go a size up on their clothes and shoes?"
+    e = entry(
+        "a1",
+        Status.confirmed,
+        "Shall I go a size up on their clothes and shoes?",
+        action=ActionType.purchase,
+        evidence=[quote("assistant", turn), quote("user", "A size up, every time.", 1)],
+    )
+    facts = purchase(
+        55.0,
+        request="Kai needs sneakers for preschool. He is wearing a toddler 10.",
+        entity_text="Made2Play sneaker, toddler size 11",
+        competing=["Made2Play sneaker, toddler size 10", "Jefferson shoe, toddler size 10"],
+    )
+    assert decide([e], facts).decision is Decision.allow
+
+
+def test_a_rule_sending_to_each_persons_own_address_names_no_recipient() -> None:
+    """ "Personal things go to coworkers' personal emails": the address of the first case in
+    the turn is that person's, not where every such message goes."""
+    rule = "Want me to do that in general? Book club things go to coworkers' personal emails."
+    turn = f"Sent the book club calendar to Marcus at his personal address, marcus.lee@gmail.com. {rule}"
+    e = entry(
+        "a1",
+        Status.confirmed,
+        rule,
+        action=ActionType.send,
+        evidence=[quote("assistant", turn), quote("user", "Yes, good call.", 1)],
+    )
+    jenna = "Jenna Cho (personal) coworker jenna.cho@gmail.com"
+    others = [
+        "Jenna Cho (work) coworker jenna@fieldnote.io",
+        "Marcus Lee (personal) marcus.lee@gmail.com",
+    ]
+    facts = CallFacts(
+        tool="send",
+        args={"to": "jenna.cho@gmail.com", "document_id": "doc-1"},
+        request="Jenna from design is joining book club. Send her the reading calendar.",
+        entity_text="Book club reading calendar",
+        recipients=[jenna],
+        choices=[(jenna, others)],
+    )
+    assert decide([e], facts).decision is Decision.allow
