@@ -601,11 +601,14 @@ class Gate:
         request = content_stems(own_request(facts.request))
         replaced = self._previous(entry)
         for chosen_text, others in facts.choice_pairs():
-            if "@" not in chosen_text and _named_by_request(request, chosen_text, others):
+            if _named_by_request(request, chosen_text, others) and (
+                "@" not in chosen_text or not _routes_to_another(entry, others)
+            ):
                 # The user's own words pick this document or item; the rule's class word
-                # ("every business receipt") does not overrule them. A recipient is another
-                # matter: a rule that routes mail for Helen through casework@ does overrule
-                # the name in the request.
+                # ("every business receipt") does not overrule them. Nor does a class of
+                # recipients ("the signed PDF is what goes to clients") overrule the person
+                # the request names; a rule that routes mail for Helen through casework@, by
+                # mailbox or name, does.
                 continue
             chosen, best_other = _pick_scores(entry, chosen_text, others, replaced)
             if best_other > chosen + _CLEAR:
@@ -618,6 +621,21 @@ class Gate:
                 if was > was_other:
                     return False
         return True
+
+
+def _routes_to_another(entry: Arrangement, others: Sequence[str]) -> bool:
+    """Does the rule send to one of these other contacts: by name or mailbox in its own
+    words, or by a mailbox its turn writes out (unless it sends to whoever asks, or to each
+    person's own address)?"""
+    raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
+    asker = (
+        _TO_THE_ASKER.search(normalize(entry.content)) is not None
+        or _OWN_ADDRESSES.search(normalize(raw)) is not None
+    )
+    return any(
+        addressed_in(entry.content, other) > 0 or (not asker and addressed_in(raw, other) == 2)
+        for other in others
+    )
 
 
 def _named_by_request(request: set[str], chosen_text: str, others: Sequence[str]) -> bool:

@@ -1668,3 +1668,12 @@ def test_standing_offers_in_more_shapes(text: str) -> None:
 )
 def test_a_question_about_one_case_is_no_standing_offer(text: str) -> None:
     assert detect_proposal(text) is None
+
+
+def test_put_me_down_for_the_lot_is_a_yes() -> None:
+    offer = (
+        "I'll reply yes to the hospice dinner. Would you like me to accept fundraising dinners "
+        "on my own when you're free?"
+    )
+    reply = "Small town. You turn up to theirs, they turn up to yours. Put me down for the lot."
+    assert classify_reply(offer, reply).act is Act.accept

@@ -1470,3 +1470,26 @@ def test_a_rule_sending_to_each_persons_own_address_names_no_recipient() -> None
         choices=[(jenna, others)],
     )
     assert decide([e], facts).decision is Decision.allow
+
+
+def test_a_class_of_recipients_in_the_rule_does_not_overrule_the_person_the_request_names() -> None:
+    """ "The signed PDF is what goes to clients": the request names Ricardo, so another
+    contact described as a client is not where the rule points."""
+    rule = "I'd suggest that as the standing rule for every quote: the signed PDF goes to clients."
+    e = entry("a1", Status.confirmed, rule, action=ActionType.send)
+    ricardo = "Ricardo Perez procurement, Grupo Tarrasa rperez@tarrasa.test"
+    others = ["Sofia Landa client, Coyoacan house sofia@landa.test", "Julian Ortega partner"]
+    facts = CallFacts(
+        tool="send",
+        args={"to": "rperez@tarrasa.test", "document_id": "doc-1"},
+        request="Tarrasa is waiting on our quote for the lobby. Get it to Ricardo Perez.",
+        entity_text="Quote Tarrasa lobby, signed (PDF)",
+        recipients=[ricardo],
+        choices=[(ricardo, others)],
+    )
+    assert decide([e], facts).decision is Decision.allow
+    # a rule that routes by name still overrules the request's name
+    routed = entry(
+        "a2", Status.confirmed, f"{rule} Send them through Sofia.", action=ActionType.send
+    )
+    assert decide([routed], facts).decision is not Decision.allow
