@@ -105,6 +105,8 @@ class Scope(BaseModel):
     weekdays: list[int] = Field(default_factory=list)  # 0=Monday
     time_after: str | None = None  # "HH:MM"
     time_before: str | None = None  # "HH:MM"
+    # "Nights and weekends": the days or the hours will do, not only both at once.
+    days_or_hours: bool = False
     until: date | None = None
     channels: list[str] = Field(default_factory=list)
     places: list[str] = Field(default_factory=list)

@@ -89,6 +89,10 @@ _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _DAYTIME_RE = re.compile(
     r"\b(?:(?:working|work|business|office) (?:hours|day)|workday|daytime|during the day)\b"
 )
+_DAYS_OR_HOURS_RE = re.compile(
+    r"\b(?:nights?|evenings?)\s+(?:and|or|&)\s+(?:on\s+)?weekends?\b|"
+    r"\bweekends?\s+(?:and|or|&)\s+(?:in\s+the\s+)?(?:nights?|evenings?)\b"
+)
 _TIME_RE = re.compile(
     r"\b(before|after|until|till|by)\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 )
@@ -681,6 +685,9 @@ def _parse_scope(
         scope.time_after = "17:00"
     if any(t in ("morning", "mornings") for t in toks):
         scope.time_before = "12:00"
+    # "Nights and weekends", "weekends or evenings": either will do.
+    if scope.weekdays and scope.time_after and _DAYS_OR_HOURS_RE.search(normalize(limit_src)):
+        scope.days_or_hours = True
     if _DAYTIME_RE.search(normalize(limit_src)):
         scope.time_after, scope.time_before = "09:00", "17:00"
     for kind, hour, minute, ampm in _TIME_RE.findall(normalize(limit_src)):
@@ -1273,6 +1280,7 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     # A call with no time of its own (sending "the practice plan - Tue Aug 25") is on the
     # days its thing names.
     named_days = _days_named(f"{facts.entity_text} {facts.request}")
+    timing = len(checks)  # where the day and hour checks start
     if scope.weekdays:
         names = ", ".join(calendar.day_abbr[d] for d in scope.weekdays)
         if facts.when is None and named_days:
@@ -1300,6 +1308,13 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
             )
             window = f"{scope.time_after or ''}-{scope.time_before or ''}"
             checks.append((ok, f"{hhmm}, agreed: {window}"))
+    if scope.days_or_hours and len(checks) - timing == 2:
+        # "Nights and weekends": a Saturday morning or a Tuesday night will do.
+        (on_day, day_diff), (in_hours, hours_diff) = checks[timing:]
+        either: bool | None = (
+            True if True in (on_day, in_hours) else (None if None in (on_day, in_hours) else False)
+        )
+        checks[timing:] = [(either, f"{day_diff}; or {hours_diff}")]
     if scope.until is not None:
         today = facts.today
         checks.append(

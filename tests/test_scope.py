@@ -1328,7 +1328,7 @@ def test_a_call_without_a_time_takes_the_clock_time_its_request_states() -> None
     scope = parse_scope("Nights and weekends, go for it. In clinic hours, check with me.", TODAY)
     late = facts("send", request="A new enquiry came in, sent Saturday at 10:45pm.")
     assert match_scope(scope, late).inside is True
-    morning = facts("send", request="A new enquiry came in, sent Saturday at 9:15am.")
+    morning = facts("send", request="A new enquiry came in, sent Tuesday at 9:15am.")
     assert match_scope(scope, morning).inside is False
     # a thing of a named day, with no time stated, is of that day's kind
     plans = parse_scope("Weeknight ones, yes. Saturdays, check with me first.", TODAY)
@@ -1382,3 +1382,16 @@ def test_someones_place_is_where_they_live() -> None:
 
 def check_scope(scope: Scope, request: str) -> bool | None:
     return match_scope(scope, facts("send", request=request)).inside
+
+
+def test_nights_and_weekends_take_either() -> None:
+    reply = "Nights and weekends, go for it. In clinic hours, check with me."
+    scope = parse_scope(reply, TODAY)
+    assert scope.days_or_hours and scope.weekdays == [5, 6] and scope.time_after == "17:00"
+    assert match_scope(scope, facts(when=SAT_7PM.replace(hour=9))).inside is True  # Sat 9am
+    assert match_scope(scope, facts(when=FRI_7PM)).inside is True  # a weeknight
+    assert match_scope(scope, facts(when=TUE_1PM)).inside is False  # clinic hours
+    # both at once when the reply says so
+    both = parse_scope("Weekend evenings only.", TODAY)
+    assert not both.days_or_hours
+    assert match_scope(both, facts(when=SAT_7PM.replace(hour=9))).inside is False
