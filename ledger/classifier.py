@@ -2134,6 +2134,22 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     held_back = (self_kept or reject_cue) and not praise_only
     if not (one_off or question or held_back) and _approves(user, proposal.text, task_part):
         return Classification(Act.accept, proposal=proposal)
+    # "He goes through shoes like a demolition crew. Go on.", "... so obviously.": a remark,
+    # then an approval of its own to close the reply, nothing held back or limited.
+    last = normalize(user_sents[-1]) if len(user_sents) > 1 else ""
+    last = re.sub(r"^(?:so|and|then|well)\s+", "", last)
+    if (
+        last
+        and not (one_off or held_back or limit_cue or negated or continues_task)
+        and not last.endswith("?")
+        and (
+            _APPROVING.match(last)
+            or _ALL_OF_THEM.search(last)
+            or _CLASS_ORDER.match(last)
+            or _CLOSING_YES.match(last)
+        )
+    ):
+        return Classification(Act.accept, proposal=proposal)
 
     # 5c. a rhetorical question against the other choice ("Why on earth would I want the
     # old one floating around?" after "always send the most recent version?")
@@ -2371,6 +2387,15 @@ _CLASS_ORDER = re.compile(
     r"file|book|buy|rsvp|bin|cc|pass|refuse|turn)\w*(?: (?:them|those|these|'em|it))?"
     r"(?: (?:away|all|on|down|all down|the lot|every time|always|from now on))?|"
     r"(?:bin|file|decline|order|send) the lot)[.!]*$"
+)
+
+
+# A yes that closes a reply on its own: "Please.", "Totally.", "You go right ahead.", "Sign
+# him up for everything.", "Put them all in."
+_CLOSING_YES = re.compile(
+    r"^(?:(?:you )?go right ahead|please|totally|of course|course|let's roll|let's do it|"
+    r"sign (?:me|him|her|them|us) up(?: for (?:everything|all of them|the lot|every one))?|"
+    r"put (?:them|it) all in|keep it rolling|default it)[.!]*$"
 )
 
 

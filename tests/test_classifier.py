@@ -1677,3 +1677,28 @@ def test_put_me_down_for_the_lot_is_a_yes() -> None:
     )
     reply = "Small town. You turn up to theirs, they turn up to yours. Put me down for the lot."
     assert classify_reply(offer, reply).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "He goes through the filters like nobody's business. Go on.",
+        "Honestly, I haven't missed one in thirty years. You go right ahead.",
+        "Worth doing? It packed in last winter with no warning. Absolutely.",
+        "The whole street relies on that boiler. Totally.",
+    ],
+)
+def test_an_approval_closing_a_remark_is_a_yes(reply: str) -> None:
+    assert classify_reply(_BOILER, reply).act is Act.accept
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The engineer is a cowboy. I'd rather book it myself. Go on, tell him.",
+        "No, it's a waste of money every year. Thanks anyway.",
+        "Only the gas one. Absolutely.",
+    ],
+)
+def test_a_closing_approval_does_not_undo_a_refusal_or_a_limit(reply: str) -> None:
+    assert classify_reply(_BOILER, reply).act is not Act.accept
