@@ -2046,7 +2046,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         # stand elsewhere in the reply ("Only weekends. Weekdays I'm at work anyway.").
         rest = user.replace(restriction, " ")
         restriction, tied = _restriction(rest, proposal.text) if rest.strip() else (None, False)
-    elif restriction and _repeats_proposal(restriction, proposal.text):
+    elif restriction and _repeats_proposal(restriction, proposal.text, assistant):
         # "For her bangles and rings, twenty-two carat, no question" after "shall I make it
         # 22 carat?": the pick said again is no limit when another clause names the case.
         other = _restriction(user.replace(restriction, " "), proposal.text)
@@ -2082,7 +2082,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
             and (
                 any(_APPROVING.search(normalize(t)) and len(t.split()) <= 8 for t in others)
                 or (
-                    _repeats_proposal(restriction, proposal.text)
+                    _repeats_proposal(restriction, proposal.text, assistant)
                     # "For letters to parents, yes. Anything going to colleagues, keep it as
                     # Word": another case treated otherwise is the other side of a limit.
                     and not any(_OTHER_CASE.search(normalize(t)) for t in others)
@@ -2518,11 +2518,18 @@ _OTHER_CASE = re.compile(
 )
 
 
-def _repeats_proposal(restriction: str, proposal: str) -> bool:
+def _repeats_proposal(restriction: str, proposal: str, turn: str = "") -> bool:
     """Does a clause that looks like a limit only say again what the proposal said: every
     content word and number of it is the proposal's ("View-only from now on" after "shared
     as a view-only link ... is that how you'd like client decks sent?"), with no word that
-    limits ("only", "except", "but")?"""
+    limits ("only", "except", "but")? What the turn picked over another ("the CVS pickup
+    rather than delivery") is the proposal's pick too ("CVS pickup, always.")."""
+    picked = " ".join(
+        w
+        for m in _PICKED_OVER.finditer(normalize(turn))
+        for w in re.split(_PICK_OPENER, m.group(1))[-1].split()
+        if not w.endswith("'s")  # whose it is ("Kofi's personal Gmail") is not the pick
+    )
     norm = _digits(_units(normalize(restriction)))
     proposal = _units(normalize(proposal))
     # "Aired version only" after "Should I stick to the aired version?": the proposal already
@@ -2532,7 +2539,7 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
         norm = _ONLY.sub(" ", norm)
     if _LIMIT_WORD.search(norm):
         return False
-    said = content_stems(proposal)
+    said = content_stems(proposal) | content_stems(picked)
     said |= {w.removesuffix("ly") for w in said}  # "Local wins" after "the locally serviced"
     words = {
         w
@@ -2540,7 +2547,14 @@ def _repeats_proposal(restriction: str, proposal: str) -> bool:
         if not w.isdigit() and w not in HOUR_WORDS
     }
     numbers = set(_NUMBER.findall(_digits(norm)))
-    return words <= said and numbers <= set(_NUMBER.findall(_digits(proposal)))
+    return words <= said and numbers <= set(_NUMBER.findall(_digits(f"{proposal} {picked}")))
+
+
+# The one picked over another in a turn: "by Pix rather than boleto", "the big 1 kg tin of
+# coffee instead of the 250 g bag".
+# Only the thing picked, not whom it went to: "send Kevin the one-page summary rather than".
+_PICK_OPENER = r"\b(?:the|a|an|by|via|through|to|for|of|with|in|on|his|her|their|your|my|our)\s+"
+_PICKED_OVER = re.compile(r"((?:[\w'&.-]+ ){0,3}[\w'&.-]+),? (?:rather than|instead of) ")
 
 
 # Units said in words or short: "Five kilos" is the "5 kg" size.

@@ -1702,3 +1702,14 @@ def test_an_approval_closing_a_remark_is_a_yes(reply: str) -> None:
 )
 def test_a_closing_approval_does_not_undo_a_refusal_or_a_limit(reply: str) -> None:
     assert classify_reply(_BOILER, reply).act is not Act.accept
+
+
+def test_the_pick_the_turn_made_over_another_said_again_is_no_limit() -> None:
+    offer = (
+        "I set your prescription for CVS pickup rather than home delivery. Shall I do that for "
+        "your refills from now on?"
+    )
+    assert classify_reply(offer, "CVS pickup, always. I like chatting with them.").act is Act.accept
+    # a case of the user's own beside it is still a limit
+    scoped = classify_reply(offer, "CVS pickup for my blood pressure ones only.")
+    assert scoped.act is Act.scoped
