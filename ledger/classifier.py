@@ -2486,7 +2486,8 @@ _APPROVING = re.compile(
     # we're talking", "that's a given", "you don't even need to ask", "the more the better",
     # "you're a lifesaver", "a policy after my own heart", "a big burden off my head"
     r"\b(?:fill your boots|crack on|bring (?:them|it|'em) on|set it up|put (?:it|me|us|them) "
-    r"(?:on|down for) (?:autopilot|every one|all of them|each one|the (?:whole )?lot|the lot of them|all of it)|say less|now (?:we're|you're) "
+    r"(?:on|down for) (?:autopilot|every one|all of them|each one|the (?:whole )?lot|the lot "
+    r"of them|all of it)|say less|now (?:we're|you're) "
     r"talking|(?:that's|it's) a given|goes without saying|(?:you )?(?:don't|do not|doh|dont) "
     r"(?:even )?(?:have|need) to ask|best idea (?:you've|you have|i've|i have) (?:had|heard)|"
     r"the more the (?:better|merrier)|that's the spirit|(?:a )?life ?saver|(?:a )?godsend|"

@@ -826,7 +826,7 @@ def _name_phrases(text: str) -> list[str]:
     opening word that is no name ("The European classics" names no "The European")."""
     out = []
     for m in _NAME_PHRASE_RE.finditer(text):
-        kept = [w for w in m.group(0).split()]
+        kept = m.group(0).split()
         while kept and (kept[0] in _NOT_NAMES or kept[0].lower() in STOPWORDS):
             kept.pop(0)
         if len(kept) >= 2:
@@ -1296,13 +1296,12 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         # A call with no time of its own: the clock time the request states ("sent Saturday
         # at 10:45pm"); none, on a day the call's thing names, is a thing of that day (the
         # "Tue" practice plan is a weeknight one).
-        stated = None if facts.when is not None else _stated_clock(facts.request)
-        if facts.when is None and stated is None and scope.weekdays and named_days:
+        hhmm = facts.when.strftime("%H:%M") if facts.when else _stated_clock(facts.request)
+        if hhmm is None and scope.weekdays and named_days:
             pass
-        elif facts.when is None and stated is None:
+        elif hhmm is None:
             checks.append((None, "the time is unknown"))
         else:
-            hhmm = stated or facts.when.strftime("%H:%M")
             ok = (not scope.time_after or hhmm >= scope.time_after) and (
                 not scope.time_before or hhmm <= scope.time_before
             )
