@@ -623,15 +623,28 @@ class Gate:
         return True
 
 
+def _with_turn(entry: Arrangement) -> str:
+    """The rule's words with the turn that proposed it."""
+    return " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
+
+
+def _names_no_recipient(content: str, raw: str) -> bool:
+    """A rule that sends to whoever asks ("whenever someone you're working for asks") names
+    no recipient of its own: the first case's address written out is not it. Nor does one
+    that sends to each person's own address ("personal things go to coworkers' personal
+    emails"): the first case's address is that person's."""
+    return (
+        _TO_THE_ASKER.search(normalize(content)) is not None
+        or _OWN_ADDRESSES.search(normalize(raw)) is not None
+    )
+
+
 def _routes_to_another(entry: Arrangement, others: Sequence[str]) -> bool:
     """Does the rule send to one of these other contacts: by name or mailbox in its own
     words, or by a mailbox its turn writes out (unless it sends to whoever asks, or to each
     person's own address)?"""
-    raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
-    asker = (
-        _TO_THE_ASKER.search(normalize(entry.content)) is not None
-        or _OWN_ADDRESSES.search(normalize(raw)) is not None
-    )
+    raw = _with_turn(entry)
+    asker = _names_no_recipient(entry.content, raw)
     return any(
         addressed_in(entry.content, other) > 0 or (not asker and addressed_in(raw, other) == 2)
         for other in others
@@ -699,20 +712,12 @@ def _pick_scores(
     rivals = [content_stems(_ADDRESS_RE.sub(" ", c)) for c in others]
     shared = set().union(*rivals) if rivals else set()
 
-    raw = " ".join([entry.content, *(ev.text for ev in entry.evidence[:1])])
+    raw = _with_turn(entry)
     # "send them to him instead": the one the turn names that the replaced rule did not
     routed = entry.content
     if replaced is not None:
-        old_turn = " ".join([replaced.content, *(ev.text for ev in replaced.evidence[:1])])
-        routed = routed_by_name(entry.content, raw, old_turn)
-    # A rule that sends to whoever asks ("whenever someone you're working for asks") names
-    # no recipient of its own: the first case's address written out is not it.
-    # So does one that sends to each person's own address ("personal things go to
-    # coworkers' personal emails"): the first case's address is that person's.
-    asker = (
-        _TO_THE_ASKER.search(normalize(entry.content)) is not None
-        or _OWN_ADDRESSES.search(normalize(raw)) is not None
-    )
+        routed = routed_by_name(entry.content, raw, _with_turn(replaced))
+    asker = _names_no_recipient(entry.content, raw)
 
     def score(text: str, own: set[str], rest: set[str]) -> tuple[int, int]:
         unique = own - rest
