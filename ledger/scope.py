@@ -405,6 +405,10 @@ KINDS: dict[str, frozenset[str]] = {
         "arts": "theater theatre gallery museum choir orchestra ballet dance opera puppet",
         # "at Mum's place": where someone lives
         "place": "home flat apartment house condo",
+        # "the ordinary editions" take in "print: standard" (not the other way: "make that
+        # the standard" is no kind of item)
+        "ordinary": "standard regular normal",
+        "regular": "standard ordinary normal",
     }.items()
 }
 CHANNELS = ("email", "text", "sms", "slack", "internal", "external", "personal", "work address")
@@ -616,6 +620,26 @@ def _narrows(scope: Scope, proposal: str) -> bool:
     )
 
 
+_AT_THAT_PRICE = re.compile(
+    r"\b(?:at|for) (?:that|this|those|these) (?:price|prices|price point|cost|money|amount)\b"
+)
+# A price the proposal names as the other option, not as what it chose.
+_OTHER_OPTION = re.compile(r"\b(?:rather than|instead of|than|versus|vs\.?|against|over)\s+(?:the\s+)?$")
+
+
+def _proposed_price(proposal: str) -> float | None:
+    """The first price in the proposal that is not the option it passed over ("the original
+    at $2,390 rather than the $1,150 compatible": 2390)."""
+    for m in MONEY_AMOUNT.finditer(proposal):
+        if _OTHER_OPTION.search(proposal[max(0, m.start() - 20) : m.start()].lower()):
+            continue
+        try:
+            return float((m.group(1) or m.group(2)).replace(",", ""))
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
 def _parse_scope(
     text: str,
     today: date | None = None,
@@ -666,6 +690,9 @@ def _parse_scope(
             scope.max_amount = _amount(over)
         elif under:
             scope.min_amount = _amount(under)
+    if scope.max_amount is None and scope.min_amount is None and _AT_THAT_PRICE.search(norm):
+        # "At that price, go with the genuine": the price the proposal named is the cap.
+        scope.max_amount = _proposed_price(f"{proposal} {turn}")
     party = _PARTY_RE.search(norm)
     if party:
         scope.max_quantity = int(party.group(1) or party.group(2))

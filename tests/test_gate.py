@@ -1380,6 +1380,33 @@ def test_a_call_that_picks_what_a_revision_replaced_does_not_follow_it() -> None
     assert decide([old, new], english).allowed
 
 
+def test_ordinary_in_a_revision_is_the_standard_item() -> None:
+    """ "Get him the ordinary editions from now on" after large print: the standard print
+    follows the new rule (ordinary is standard), though the large print's title shares
+    "edition" with the rule and the turn's "big print"."""
+    old = entry(
+        "a1",
+        Status.revised,
+        "When I'm buying books for your dad, shall I make large print the default?",
+        action=ActionType.purchase,
+        superseded_by="a2",
+    )
+    said = "He says the big print makes him feel like a child. Get him the ordinary editions."
+    new = entry(
+        "a2",
+        Status.confirmed,
+        "Get him the ordinary editions.",
+        action=ActionType.purchase,
+        proposer=Proposer.user,
+        previous="a1",
+        evidence=[quote("user", said)],
+    )
+    standard = "Crosswords Book 30 print: standard"
+    large = "Crosswords Book 30, large print edition print: large"
+    result = decide([old, new], _book(standard, large))
+    assert result.allowed and result.entry_id == "a2"
+
+
 def test_what_a_rule_does_without_is_not_what_it_picks() -> None:
     """ "Buy appliances without the installation package": the plain item follows the
     rule, the one with the package does not."""

@@ -835,6 +835,26 @@ def test_a_bare_number_is_money_when_the_assistants_turn_priced_the_thing() -> N
     assert scope.max_amount == 500
 
 
+def test_at_that_price_caps_at_the_price_the_assistant_chose() -> None:
+    turn = (
+        "I'm ordering the original 130 ml at $2,390 rather than the $1,150 compatible. "
+        "Should I stick with genuine HP every time I buy ink for the plotter?"
+    )
+    scope = parse_scope(
+        "At that price, go with the genuine. The 300 ml black is over five thousand though, "
+        "so for that one ask me.",
+        TODAY,
+        clause="At that price",
+        proposal="Should I stick with genuine HP every time I buy ink for the plotter?",
+        turn=turn,
+    )
+    assert scope.max_amount == 2390
+    cyan = facts(tool="purchase", request="The cyan is low.", amount=2390.0)
+    black = facts(tool="purchase", request="The black is low.", amount=5380.0)
+    assert match_scope(scope, cyan).inside is True
+    assert match_scope(scope, black).inside is False
+
+
 def test_a_price_handed_back_with_confirm_the_count_with_me_is_a_cap() -> None:
     scope = parse_scope(
         "On small things, take it that way. For anything over forty dollars each, confirm "
