@@ -52,6 +52,7 @@ def call_facts(call: ToolCall, request: str, world: World, today: date) -> CallF
             facts.competing = [
                 f"{p.title} {' '.join(str(v) for v in p.attributes.values())}" for p in similar
             ]
+            facts.competing_amounts = [p.price * qty for p in similar]
     elif call.name == "send":
         to = str(args.get("to", ""))
         contacts = [

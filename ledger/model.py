@@ -101,6 +101,10 @@ class Scope(BaseModel):
     excluded: list[str] = Field(default_factory=list)
     max_amount: float | None = None
     min_amount: float | None = None
+    # What the amount limits: the item's price (""), how much more it costs than the
+    # cheaper option it was chosen over ("extra": "up to about three hundred extra"), or
+    # the price of the new one ("new": "anything over thirty quid new", for a used copy).
+    amount_of: str = ""
     max_quantity: int | None = None
     weekdays: list[int] = Field(default_factory=list)  # 0=Monday
     time_after: str | None = None  # "HH:MM"

@@ -78,7 +78,9 @@ _MAX_AFTER_RE = re.compile(
     r"(?:" + _NUM + r")\s*(?:" + CURRENCY_WORD + r")?\s*"
     r"(?:or less|or under|max\b|tops\b|or below)"
 )
-_MIN_RE = re.compile(r"\b(?:over|above|more than|at least)\s+(?:" + _NUM + r")")
+_MIN_RE = re.compile(
+    r"\b(?:over|above|more than|at least)\s+(?:about |around |roughly )?(?:" + _NUM + r")"
+)
 _MONEY_HINT = re.compile(
     r"[$€£¥₹₩₱₦₪₺₫฿]|" + CURRENCY_SIGN + r"\d[\d,.]*(?![\w-])|\b" + CURRENCY_WORD + r"\b|"
     r"dollar|buck|euro|pounds? sterling|price|cost|spend|budget|\bk\b|grand"
@@ -408,6 +410,7 @@ KINDS: dict[str, frozenset[str]] = {
         # "the ordinary editions" take in "print: standard" (not the other way: "make that
         # the standard" is no kind of item)
         "ordinary": "standard regular normal",
+        "flexible": "flex",
         "regular": "standard ordinary normal",
     }.items()
 }
@@ -620,11 +623,53 @@ def _narrows(scope: Scope, proposal: str) -> bool:
     )
 
 
+# An amount that is a difference: "up to about three hundred extra", "if the cover adds more
+# than R1,500 over standard", "if the difference is twenty, thirty bucks".
+_EXTRA_CUE = re.compile(
+    r"\b(?:extra|difference|gap|premium|upcharge|surcharge|on top)\b|\badds?\b|"
+    r"\b(?:more|over) (?:than )?(?:the )?(?:standard|basic|base|cheapest|cheaper one|saver|"
+    r"non-?refundable)\b"
+)
+_DIFFERENCE_IS = re.compile(r"\b(?:difference|gap|extra) (?:is|of|'s) (?:about |around |like )?")
+_NEW_PRICE = re.compile(r"(?:" + _NUM + r")\s*(?:" + CURRENCY_WORD + r")?\s+(?:new|brand new)\b")
+
+
+def _amount_of(scope: Scope, allowed: str, back: str) -> str:
+    """What the scope's amount limits (see Scope.amount_of); "" for the item's own price.
+
+    "If the difference is twenty, thirty bucks, refundable, sure" states no cap in the usual
+    words: the largest amount said of the difference is the cap."""
+    if scope.max_amount is None and scope.min_amount is None:
+        said = _DIFFERENCE_IS.search(allowed)
+        if not said:
+            return ""
+        amounts = [a for m in re.finditer(_NUM, allowed[said.end() :]) if (a := _amount(m))]
+        if not amounts:
+            return ""
+        scope.max_amount = max(amounts[:3])
+        return "extra"
+    # Only the sentence that states the amount says what it is of ("For the everyday stuff
+    # under about five hundred, do that. Anything bigger, show me the prices first; the
+    # difference starts to be real money" limits the price, not the difference).
+    for side in (allowed, back):
+        for sentence in re.split(r"[.;!?]", side):
+            if not (_MAX_RE.search(sentence) or _MIN_RE.search(sentence)):
+                continue
+            if _NEW_PRICE.search(sentence):
+                return "new"
+            if _EXTRA_CUE.search(sentence):
+                return "extra"
+            return ""
+    return ""
+
+
 _AT_THAT_PRICE = re.compile(
     r"\b(?:at|for) (?:that|this|those|these) (?:price|prices|price point|cost|money|amount)\b"
 )
 # A price the proposal names as the other option, not as what it chose.
-_OTHER_OPTION = re.compile(r"\b(?:rather than|instead of|than|versus|vs\.?|against|over)\s+(?:the\s+)?$")
+_OTHER_OPTION = re.compile(
+    r"\b(?:rather than|instead of|than|versus|vs\.?|against|over)\s+(?:the\s+)?$"
+)
 
 
 def _proposed_price(proposal: str) -> float | None:
@@ -693,6 +738,7 @@ def _parse_scope(
     if scope.max_amount is None and scope.min_amount is None and _AT_THAT_PRICE.search(norm):
         # "At that price, go with the genuine": the price the proposal named is the cap.
         scope.max_amount = _proposed_price(f"{proposal} {turn}")
+    scope.amount_of = _amount_of(scope, norm, back_norm)
     party = _PARTY_RE.search(norm)
     if party:
         scope.max_quantity = int(party.group(1) or party.group(2))
@@ -772,6 +818,8 @@ def _parse_scope(
     # cheap, like under fifty a head"): the amount is the limit.
     if scope.max_amount is not None or scope.min_amount is not None:
         attached |= _AMOUNT_WORDS
+        if scope.amount_of:  # "three hundred extra", "thirty quid new": what the amount is of
+            attached |= _AMOUNT_OF_WORDS
         # "As long as the bag comes in under 25,000 yen": the thing priced is what the
         # arrangement is about, and how its price is said is no kind either.
         for m in _PRICED_RE.finditer(positive):
@@ -930,6 +978,9 @@ _AMOUNT_WORDS = frozenset(
     for w in "small smaller smallest little big bigger biggest large larger free cheap cheaper "
     "pricey pricier costly fancy affordable inexpensive minor major low high budget "
     "everyday ordinary routine normal".split()
+)
+_AMOUNT_OF_WORDS = frozenset(
+    stem(w) for w in "extra difference gap premium upcharge surcharge new brand".split()
 )
 _WHATEVER_RE = re.compile(
     r"\b(?:[Ww]hatever|[Aa]nything|[Ee]verything|[Ww]hichever) ([A-Z][a-z]+) ([a-z]+s)\b"
@@ -1126,6 +1177,8 @@ class CallFacts:
     when: datetime | None = None
     recipients: list[str] = field(default_factory=list)  # names, relations, emails
     competing: list[str] = field(default_factory=list)  # other entities the call could pick
+    # Their amounts, in the same order, when they have one (purchases: price x quantity).
+    competing_amounts: list[float] = field(default_factory=list)
     # Several independent choices (a send picks a recipient AND a document): pairs of
     # (what was chosen, its alternatives). Empty: one choice, entity_text vs competing.
     choices: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -1272,6 +1325,34 @@ def _capitalized(text: str) -> set[str]:
     return {stem(w.lower().removesuffix("'s")) for w in re.findall(r"\b[A-Z][\w']+", text)}
 
 
+def _limited_amount(
+    scope: Scope, facts: CallFacts, amount: float | None
+) -> tuple[float | None, str]:
+    """The amount the scope's limit is about, and what it is called in a reason.
+
+    "extra": the call's price less the cheapest cheaper option among the items it was
+    chosen from (the largest difference; unknown without a cheaper one). "new": the price
+    of the new item among them (the chosen one's own when it is the new one)."""
+    if scope.amount_of == "extra":
+        cheaper = [a for a in facts.competing_amounts if amount is not None and a < amount]
+        if amount is None or not cheaper:
+            return None, "difference"
+        return amount - min(cheaper), "extra"
+    if scope.amount_of == "new":
+        if _NEW_WORD.search(facts.entity_text.lower()):
+            return amount, "new price"
+        new = [
+            a
+            for text, a in zip(facts.competing, facts.competing_amounts, strict=False)
+            if _NEW_WORD.search(text.lower())
+        ]
+        return (max(new) if new else None), "new price"
+    return amount, "amount"
+
+
+_NEW_WORD = re.compile(r"\bnew\b|\bbrand-new\b")
+
+
 def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) -> ScopeMatch:
     """Compare a call with a scope: every stated constraint must hold.
 
@@ -1281,22 +1362,25 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     """
     checks: list[tuple[bool | None, str]] = []
     amount = facts.amount if facts.amount is not None else _stated_amount(facts.request)
+    amount, what = _limited_amount(scope, facts, amount)
+    label = "" if what == "amount" else f"{what} "  # "extra $161, agreed: up to $300"
     if scope.max_amount is not None:
         if amount is None:
             cap = _money(scope.max_amount, facts.currency)
-            checks.append((None, f"agreed: up to {cap}; the amount is unknown"))
+            checks.append((None, f"agreed: up to {cap}; the {what} is unknown"))
         else:
             ok = amount <= scope.max_amount + 1e-9
             cap = _money(scope.max_amount, facts.currency)
-            checks.append((ok, f"{_money(amount, facts.currency)}, agreed: up to {cap}"))
-    if scope.min_amount is not None and amount is not None:
-        checks.append(
-            (
-                amount >= scope.min_amount,
-                f"{_money(amount, facts.currency)}, agreed: over "
-                f"{_money(scope.min_amount, facts.currency)}",
-            )
-        )
+            checks.append((ok, f"{label}{_money(amount, facts.currency)}, agreed: up to {cap}"))
+    if scope.min_amount is not None:
+        if amount is None:
+            if what != "amount":  # a limit on another price that cannot be read: unmet
+                floor = _money(scope.min_amount, facts.currency)
+                checks.append((None, f"agreed: over {floor}; the {what} is unknown"))
+        else:
+            floor = _money(scope.min_amount, facts.currency)
+            shown = f"{label}{_money(amount, facts.currency)}"
+            checks.append((amount >= scope.min_amount, f"{shown}, agreed: over {floor}"))
     if scope.max_quantity is not None and facts.quantity is not None:
         checks.append(
             (

@@ -412,6 +412,8 @@ ASK_BACK = re.compile(
     r"different (?:story|matter)|its own thing|(?:really |it )?depends\b|don't (?:go by|assume|"
     r"do that|do it|do those)|needs? (?:asking|my (?:ok|okay|sign-off|approval)|approval)|"
     r"weigh in|think (?:those|them|it) through|one at a time|(?<!one )too (?:much|expensive|"
+    r"pricey|risky|far|big|many)|show (?:me|us) (?:both|the options|them|the choices|what)|"
+    r"(?:i'll|i will|we'll|let me) make the call|(?<!one )too (?:much|expensive|"
     r"pricey|risky|far|big|many))\b"
 )
 # A word or phrase of acceptance inside a clause ("X, definitely", "for Marta, always").

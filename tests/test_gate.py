@@ -962,6 +962,8 @@ def test_a_purchase_s_facts_carry_the_price_and_its_currency() -> None:
     assert beans.amount == 19500 and beans.currency == "JPY"
     cups = call_facts(ToolCall("c2", "purchase", {"product_id": "cups"}), "", world, TODAY)
     assert cups.amount == 4.5 and cups.currency == "USD"
+    # the other items, with their prices for as many, in the same order
+    assert beans.competing == ["Paper cups "] and beans.competing_amounts == [9.0]
 
 
 def test_an_invitation_s_facts_name_what_it_clashes_with() -> None:

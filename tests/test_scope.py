@@ -855,6 +855,85 @@ def test_at_that_price_caps_at_the_price_the_assistant_chose() -> None:
     assert match_scope(scope, black).inside is False
 
 
+@pytest.mark.parametrize(
+    ("reply", "cap", "item"),
+    [
+        (
+            "Up to about three hundred extra, go flexible. If the gap's bigger, show me both.",
+            300,
+            "Economy Flex return",
+        ),
+        (
+            "If the difference is twenty, thirty bucks, refundable, sure. More than that, ask me.",
+            30,
+            "1 king, 1 night, refundable",
+        ),
+        (
+            "Short hires, yes. If the cover adds more than about R1,500 over standard, ask me.",
+            1500,
+            "Compact car hire, 2 days, short hire, zero-excess cover",
+        ),
+    ],
+)
+def test_an_amount_more_than_the_cheaper_option_limits_the_difference(
+    reply: str, cap: float, item: str
+) -> None:
+    turn = "I booked the flexible rate, $149 against $132 for the saver. Shall I always do that?"
+    scope = parse_scope(reply, TODAY, proposal=turn, turn=turn)
+    assert scope.max_amount == cap and scope.amount_of == "extra"
+
+    def call(cheaper: float) -> CallFacts:
+        return facts(
+            tool="purchase",
+            entity_text=item,
+            amount=cap + 100.0,
+            competing=["the other option"],
+            competing_amounts=[cheaper],
+        )
+
+    assert match_scope(scope, call(110.0)).inside is True
+    assert match_scope(scope, call(50.0)).inside is False
+    # nothing cheaper to compare with: the difference is unknown, the limit unmet
+    assert match_scope(scope, call(cap + 900.0)).inside is not True
+
+
+def test_an_amount_stated_for_the_new_one_limits_the_new_price() -> None:
+    turn = "New it's £54.99, but a very good used copy was £23.50. Always go used for law books?"
+    scope = parse_scope(
+        "For the big expensive ones, anything over thirty quid new, definitely.",
+        TODAY,
+        proposal=turn,
+        turn=turn,
+    )
+    assert scope.min_amount == 30 and scope.amount_of == "new"
+    used = ["Equity, used, very good", "Equity, new", "Equity, used, acceptable"]
+    pricey = facts(
+        tool="purchase",
+        entity_text=used[0],
+        amount=22.0,
+        competing=used[1:],
+        competing_amounts=[49.99, 12.5],
+    )
+    assert match_scope(scope, pricey).inside is True
+    cheap = facts(
+        tool="purchase",
+        entity_text=used[0],
+        amount=8.4,
+        competing=used[1:],
+        competing_amounts=[19.99, 3.95],
+    )
+    assert match_scope(scope, cheap).inside is False
+
+
+def test_an_amount_in_another_sentence_than_the_difference_is_the_price() -> None:
+    scope = parse_scope(
+        "For the everyday stuff under about $500, do that. Anything bigger, ask me "
+        "first; the difference starts to be real money.",
+        TODAY,
+    )
+    assert scope.max_amount == 500 and scope.amount_of == ""
+
+
 def test_a_price_handed_back_with_confirm_the_count_with_me_is_a_cap() -> None:
     scope = parse_scope(
         "On small things, take it that way. For anything over forty dollars each, confirm "
