@@ -114,6 +114,9 @@ class Scope(BaseModel):
     until: date | None = None
     channels: list[str] = Field(default_factory=list)
     places: list[str] = Field(default_factory=list)
+    # What a recipient must be outside of ("for anyone outside Fieldnote", "anything leaving
+    # the hospital"): stems of its words.
+    outside: list[str] = Field(default_factory=list)
     # The user's words on each side of the limit: what they allowed and what they handed
     # back ("For the kitchen and household things, go ahead" / "Anything medical ... I
     # would rather look at first"). A call that names neither side's words is placed by
@@ -137,6 +140,7 @@ class Scope(BaseModel):
                 self.until,
                 self.channels,
                 self.places,
+                self.outside,
             ]
         )
 

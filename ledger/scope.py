@@ -593,6 +593,7 @@ def _allows_something(scope: Scope) -> bool:
         scope.people
         or scope.categories
         or scope.places
+        or scope.outside
         or scope.channels
         or scope.weekdays
         or scope.time_after
@@ -828,6 +829,15 @@ def _parse_scope(
     for m in _WHATEVER_RE.finditer(src_positive):
         if m.group(1) in scope.people:
             attached.add(stem(m.group(2).lower()))
+    # "For anyone outside Fieldnote", "for anything leaving the hospital": a recipient
+    # outside the organisation. (Its words stay limits too, for a call whose recipient
+    # cannot be placed: "outside the summer" is no organisation.)
+    for m in _OUTSIDE_ORG.finditer(limit_src):
+        org = _keys(m.group(1))
+        # an organisation: a name ("Fieldnote") or a word for one ("the hospital"), not a
+        # time or a thing ("outside the summer")
+        if org and (m.group(1)[:1].isupper() or org & _ORGANISATIONS):
+            scope.outside.append(" ".join(sorted(org)))
     categories = _keys(positive) - named - attached
     narrowing = categories - _keys(proposal)
     # "Keep that to the football lot. Anything from outside the team, run it past me": what
@@ -1325,6 +1335,52 @@ def _capitalized(text: str) -> set[str]:
     return {stem(w.lower().removesuffix("'s")) for w in re.findall(r"\b[A-Z][\w']+", text)}
 
 
+_OUTSIDE_ORG = re.compile(
+    r"\b(?:outside(?: of)?|leaving|beyond) (?:the |our |this )?([\w'-]+(?: [\w'-]+)?)",
+    re.IGNORECASE,
+)
+_ORGANISATIONS = frozenset(
+    stem(w)
+    for w in "hospital clinic practice company firm office school college university building "
+    "department agency studio lab council club church charity trust team business".split()
+)
+# Addresses anyone can have: a contact there says nothing of an organisation.
+_FREE_MAIL = re.compile(
+    r"@(?:gmail|googlemail|outlook|hotmail|live|yahoo|icloud|me|aol|proton|protonmail|gmx|"
+    r"mail|yandex|zoho)\.",
+)
+
+
+def _outside_verdict(scope: Scope, facts: CallFacts) -> tuple[bool | None, str]:
+    """Is the recipient outside every organisation the scope names?
+
+    Inside: the recipient's name, role or address names it, or its address is at the domain
+    of a contact who does ("Karen Liu, Fieldnote CFO, karen@fieldnote.io" makes fieldnote.io
+    Fieldnote's). Outside: the organisation's domain is known and the recipient is not at
+    it, nor names it. Otherwise unknown."""
+    recipient = " ".join(facts.recipients)
+    contacts = [*facts.recipients, *facts.competing]
+    verdict: bool | None = True
+    for org in scope.outside:
+        parts = set(org.split())
+
+        def names_org(text: str) -> bool:
+            return parts <= {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+
+        domains = {
+            d.lower()
+            for text in contacts
+            if names_org(text) and not _FREE_MAIL.search(text.lower())
+            for d in re.findall(r"@([\w.-]+)", text)
+        }
+        mine = {d.lower() for d in re.findall(r"@([\w.-]+)", recipient)}
+        if names_org(recipient) or mine & domains:
+            return False, f"inside {org}"
+        if not domains or not mine:
+            verdict = None
+    return verdict, (f"outside {', '.join(scope.outside)}" if verdict else "")
+
+
 def _limited_amount(
     scope: Scope, facts: CallFacts, amount: float | None
 ) -> tuple[float | None, str]:
@@ -1450,11 +1506,18 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     # Within one kind, any listed value will do ("for Maya and Jordan", "tops and pants").
     # "For banks, Skatteetaten, that sort": a name listed beside kinds is one more item of
     # the list, so the name or a kind will do.
+    # A recipient outside the organisation the user named is what they allowed; the kinds
+    # beside it ("Partners, customers, that crowd") are examples of it, not further limits.
+    outside: bool | None = None
+    if scope.outside and facts.tool == "send":
+        outside, said = _outside_verdict(scope, facts)
+        if outside is not None:
+            checks.append((outside, said))
     people_listed = bool(scope.people and scope.categories) and {
         p.lower() for p in scope.people
     } <= _listed_names(scope.allowed_text)
     people_hit = [p for p in scope.people if stem(p.lower()) in text_stems]
-    if scope.people and not (people_listed and not people_hit):
+    if scope.people and not (people_listed and not people_hit) and outside is None:
         checks.append(
             (True, f"matches '{', '.join(people_hit)}'")
             if people_hit
@@ -1476,6 +1539,8 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     }
     if categories and (examples & text_stems or (people_listed and people_hit)):
         categories = set()
+    if outside is not None:
+        categories = set()
     if categories:
         hit = sorted(k for k in categories if found(k))
         # "For our own parish, go for it. Other parishes ... run them past me": a word both
@@ -1494,7 +1559,9 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
     media = [c for c in scope.channels if c in _MEDIA]
     if media and channel is not None:
         checks.append((channel in media, f"by {channel}, agreed: {', '.join(media)}"))
-    if scope.excluded:
+    # What is handed back beside "outside X" is what is inside X ("Inside the company it
+    # depends"): a recipient outside it has none of it, whatever its role's words.
+    if scope.excluded and outside is not True:
         bad = sorted(k for k in scope.excluded if found(k) or k == channel)
         # "Gary's own invitations, accept freely. When it comes from Head Office ... check
         # with me": Gary calling a meeting in an office is Gary's. When what the user allowed

@@ -934,6 +934,58 @@ def test_an_amount_in_another_sentence_than_the_difference_is_the_price() -> Non
     assert scope.max_amount == 500 and scope.amount_of == ""
 
 
+def _send_to(email: str, who: str, others: list[str]) -> CallFacts:
+    return facts(
+        tool="send",
+        request=f"{who} asked for it.",
+        entity_text=f"{who} {email}",
+        recipients=[email, who],
+        competing=others,
+    )
+
+
+def test_a_recipient_outside_the_organisation_is_what_was_allowed() -> None:
+    """ "For anything leaving the hospital": the hospital's domain is the one of a contact
+    who works there; a recipient elsewhere is inside the scope, one at the hospital is not,
+    and one that cannot be placed is not known to be."""
+    scope = parse_scope(
+        "For anything leaving the hospital, PDFs. Our own education office takes whatever, "
+        "so check with me on internal ones.",
+        TODAY,
+        clause="For anything leaving the hospital",
+    )
+    assert scope.outside == ["hospital"]
+    staff = "MICU Education Office hospital education office micu@lakeviewmemorial.org"
+    club = _send_to("registrar@ravenswoodysc.org", "Club registrar", [staff])
+    assert match_scope(scope, club).inside is True
+    ward = _send_to(
+        "priya@lakeviewmemorial.org", "Priya Desai nurse manager", [staff, "Tom tom@gmail.com"]
+    )
+    assert match_scope(scope, ward).inside is False
+    unknown = _send_to("registrar@ravenswoodysc.org", "Club registrar", ["Tom tom@gmail.com"])
+    assert match_scope(scope, unknown).inside is not True
+
+
+def test_outside_a_named_organisation_by_its_domain() -> None:
+    scope = parse_scope(
+        "For anyone outside Fieldnote, definitely. Partners, customers, that crowd. Inside the "
+        "company it depends who's asking, so run those by me.",
+        TODAY,
+        clause="For anyone outside Fieldnote",
+    )
+    assert scope.outside == ["fieldnote"]
+    cfo = "Karen Liu Fieldnote CFO karen.liu@fieldnote.io"
+    partner = _send_to("ines@northwind.com", "Ines Ferreira partner manager at Northwind", [cfo])
+    assert match_scope(scope, partner).inside is True
+    colleague = _send_to("dana@fieldnote.io", "Dana Whitfield manager", [cfo])
+    assert match_scope(scope, colleague).inside is False
+
+
+def test_outside_a_time_is_no_organisation() -> None:
+    scope = parse_scope("Outside the summer, go ahead. In summer the house is let, ask me.", TODAY)
+    assert scope.outside == []
+
+
 def test_a_price_handed_back_with_confirm_the_count_with_me_is_a_cap() -> None:
     scope = parse_scope(
         "On small things, take it that way. For anything over forty dollars each, confirm "
