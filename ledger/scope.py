@@ -1363,22 +1363,23 @@ def _outside_verdict(scope: Scope, facts: CallFacts) -> tuple[bool | None, str]:
     verdict: bool | None = True
     for org in scope.outside:
         parts = set(org.split())
-
-        def names_org(text: str) -> bool:
-            return parts <= {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
-
         domains = {
             d.lower()
             for text in contacts
-            if names_org(text) and not _FREE_MAIL.search(text.lower())
+            if _names_org(parts, text) and not _FREE_MAIL.search(text.lower())
             for d in re.findall(r"@([\w.-]+)", text)
         }
         mine = {d.lower() for d in re.findall(r"@([\w.-]+)", recipient)}
-        if names_org(recipient) or mine & domains:
+        if _names_org(parts, recipient) or mine & domains:
             return False, f"inside {org}"
         if not domains or not mine:
             verdict = None
     return verdict, (f"outside {', '.join(scope.outside)}" if verdict else "")
+
+
+def _names_org(parts: set[str], text: str) -> bool:
+    """Does the text (a name, a role, an address) name every word of the organisation?"""
+    return parts <= {stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
 
 
 def _limited_amount(
