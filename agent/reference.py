@@ -421,9 +421,19 @@ _FREE = re.compile(
     r"(?:open|free|clear|empty)\b"
 )
 _BUSY = re.compile(
-    r"\b(?:lands? on|running into|runs? into|clash\w*|conflict\w*|collid\w*|"
-    r"you're scheduled|you are scheduled|on shift|on top of)\b"
+    # "lands on one of your shifts" is a clash; "lands on Kara's weeks" or "on a Wednesday"
+    # is a condition of its own, not of the calendar
+    r"\b(?:lands? on(?! (?:an? |the )?(?:\w+'s|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"weekends?|weeknights?|weekdays?)\b)|running into|runs? into|clash\w*|conflict\w*|"
+    r"collid\w*|you're scheduled|you are scheduled|on shift|on top of)\b"
 )
+
+
+_LANDS_ON_WHOSE = re.compile(r"\blands? on (?:an? |the )?(\w+)'s\b")
+
+
+def _words_of(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", normalize(text)))
 
 
 def calendar_condition(text: str) -> str | None:
@@ -1967,6 +1977,14 @@ class ReferencePolicy:
                 return "Your calendar is busy then. Do you want me to answer the invitation anyway?"
             if condition == "busy" and free is True:
                 return "Your calendar is free then. How should I answer the invitation?"
+            # "decline school invitations that land on Kara's weeks": whose time it is, only
+            # the request can say ("Nora's with Kara that week").
+            owner = _LANDS_ON_WHOSE.search(normalize(rule.words))
+            if owner and owner.group(1) not in term_set(inp.request) | _words_of(inp.request):
+                return (
+                    f"Does this fall on {owner.group(1).title()}'s time? "
+                    "How should I answer the invitation?"
+                )
         request_response = implied_response(inp.request)
         if explicit(ActionType.rsvp, inp.request) and request_response:
             response = request_response

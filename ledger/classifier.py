@@ -1412,7 +1412,9 @@ _START_ONLY = frozenset({"keep doing", "too easy", "sweet as", "nae bother"})
 # A word that only carries feeling ("Arre, of course!", "InshaAllah, that would be perfect")
 _INTERJECTION = re.compile(
     rf"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|{_EXCLAIM}|"
-    r"well|so|right|lovely|brilliant|grand|lekker|cheers|ta|wow|phew|bless you|easy)[.!]*$"
+    r"well|so|right|lovely|brilliant|grand|lekker|cheers|ta|wow|phew|bless you|easy|"
+    # agreement words on their own: "Exactly, that's how we do it."
+    r"exactly|precisely|indeed|quite|quite right|correct|agreed|true|spot on)[.!]*$"
 )
 
 

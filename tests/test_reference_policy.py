@@ -1382,6 +1382,72 @@ def test_a_free_day_is_a_calendar_condition_of_being_free(rule: str) -> None:
     assert calendar_condition(rule) == "free"
 
 
+@pytest.mark.parametrize(
+    ("rule", "condition"),
+    [
+        ("Shall I decline anything that lands on one of your shifts?", "busy"),
+        ("If an invitation clashes with your rota, I'll turn it down.", "busy"),
+        ("I can decline school invitations that land on Kara's weeks automatically.", None),
+        ("Shall I decline anything that lands on a Wednesday?", None),
+    ],
+)
+def test_landing_on_someone_s_weeks_or_a_weekday_is_no_calendar_clash(
+    rule: str, condition: str | None
+) -> None:
+    from agent.reference import calendar_condition
+
+    assert calendar_condition(rule) == condition
+
+
+KARA_EPISODE = _session(
+    EPISODE,
+    "s1",
+    ("user", "Nora's class has a picnic on Thursday, but she's with Kara that week."),
+    (
+        "assistant",
+        "I'll decline the picnic. Is that how you two split school stuff, whoever has Nora "
+        "that week goes? If so, I can decline school invitations that land on Kara's weeks "
+        "automatically from here on.",
+    ),
+    ("user", "Exactly, that's how we do it. Yes, go ahead."),
+    ("assistant", "Will do: school invitations on Kara's weeks get a no from me."),
+)
+
+
+def _school_world() -> World:
+    return World.model_validate(
+        {
+            "invitations": [
+                {
+                    "id": "inv-science",
+                    "from": "Bryant Square School",
+                    "event": "Family science night at school",
+                    "when": "2027-02-18T18:30",
+                }
+            ]
+        }
+    )
+
+
+@pytest.mark.parametrize("gl", [False, True])
+def test_whose_week_it_is_only_the_request_can_say(tmp_path: Path, gl: bool) -> None:
+    """The rule declines school invitations on Kara's weeks: a request that says Nora is
+    with Kara gets the no; one that does not say whose week it is gets a question."""
+    agent = _agent(tmp_path, gl, KARA_EPISODE)
+    kara = agent.respond(
+        "The school's family science night is Thursday. Nora's with Kara that week.",
+        PROBE,
+        world=_school_world(),
+    )
+    assert _calls(kara) == [("rsvp", {"invitation_id": "inv-science", "response": "no"})]
+    mine = agent.respond(
+        "The school's family science night is Thursday. It's my week with her.",
+        PROBE,
+        world=_school_world(),
+    )
+    assert _calls(mine) == [] and reply_asks(mine.reply)
+
+
 def test_the_user_s_shorthand_names_the_rule() -> None:
     """ "Whenever you tell me to stock up" ranks first for "Stock up on the anti-fog spray",
     above an offer that shares the brand with the request."""
