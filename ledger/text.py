@@ -361,9 +361,26 @@ def shorthands(text: str) -> frozenset[str]:
 
 
 def uses_shorthand(request: str, rule: str) -> bool:
-    """Does the request use words the rule names as the user's shorthand for it?"""
+    """Does the request use words the rule names as the user's shorthand for it? A bare
+    forward ("Fwd: Invitation: ...", nothing added) is the shorthand of a rule about invites
+    sent on "without saying anything"."""
     norm = normalize(request)
+    if bare_forward(request) and _ABOUT_BARE.search(normalize(rule)):
+        return True
     return any(has_phrase(norm, (phrase,)) for phrase in shorthands(rule))
+
+
+_FORWARD = re.compile(r"^\s*(?:fwd?|fw)\s*:", re.IGNORECASE)
+_ABOUT_BARE = re.compile(
+    r"\b(?:without (?:saying anything|a word|comment|a comment|a note|any note)|no (?:comment|"
+    r"note|message)|nothing (?:added|else|with it)|bare (?:forwards?|invites?)|just forwards?)\b"
+)
+
+
+def bare_forward(request: str) -> bool:
+    """Is the request only a forwarded message ("Fwd: Invitation: ... @ Thu Oct 8"), with no
+    words of the user's own?"""
+    return bool(_FORWARD.match(request)) and "\n" not in request.strip()
 
 
 _RUNNING_LOW = re.compile(

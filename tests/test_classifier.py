@@ -1251,6 +1251,26 @@ def test_the_words_a_rule_says_the_user_will_use(text: str, words: set[str]) -> 
 
 
 @pytest.mark.parametrize(
+    "rule",
+    [
+        "If you ever send me an invite without saying anything, how about I read that as a yes?",
+        "Deal. An invite with no note from you gets accepted.",
+        "A forward from Ingrid with nothing added gets a yes for the two of you.",
+    ],
+)
+def test_a_bare_forward_is_the_shorthand_of_a_rule_about_invites_sent_on_without_a_word(
+    rule: str,
+) -> None:
+    from ledger.text import uses_shorthand
+
+    bare = "Fwd: Invitation: Design review @ Thu Oct 8, 2026 12:30pm (priya@fieldnote.io)"
+    assert uses_shorthand(bare, rule)
+    # words of the user's own are no bare forward; a rule about something else is not it
+    assert not uses_shorthand("Dana invited me to the design review on Thursday.", rule)
+    assert not uses_shorthand(bare, "Want me to say yes to volleyball invites on my own?")
+
+
+@pytest.mark.parametrize(
     ("question", "reply", "accepted"),
     [
         ("Would that help?", "It would. She'd take a booth on the moon.", True),
