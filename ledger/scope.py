@@ -1503,10 +1503,6 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
             or bool(KINDS.get(key, frozenset()) & text_stems)
         )
 
-    # Each kind of limit must hold on its own: "Kevin's parties" needs Kevin and a party.
-    # Within one kind, any listed value will do ("for Maya and Jordan", "tops and pants").
-    # "For banks, Skatteetaten, that sort": a name listed beside kinds is one more item of
-    # the list, so the name or a kind will do.
     # A recipient outside the organisation the user named is what they allowed; the kinds
     # beside it ("Partners, customers, that crowd") are examples of it, not further limits.
     outside: bool | None = None
@@ -1514,6 +1510,10 @@ def match_scope(scope: Scope, facts: CallFacts, meaning: Meaning | None = None) 
         outside, said = _outside_verdict(scope, facts)
         if outside is not None:
             checks.append((outside, said))
+    # Each kind of limit must hold on its own: "Kevin's parties" needs Kevin and a party.
+    # Within one kind, any listed value will do ("for Maya and Jordan", "tops and pants").
+    # "For banks, Skatteetaten, that sort": a name listed beside kinds is one more item of
+    # the list, so the name or a kind will do.
     people_listed = bool(scope.people and scope.categories) and {
         p.lower() for p in scope.people
     } <= _listed_names(scope.allowed_text)

@@ -378,8 +378,9 @@ _ABOUT_BARE = re.compile(
 
 
 def bare_forward(request: str) -> bool:
-    """Is the request only a forwarded message ("Fwd: Invitation: ... @ Thu Oct 8"), with no
-    words of the user's own?"""
+    """Is the request only a forwarded message: it opens as a forward ("Fwd: Invitation: ...
+    @ Thu Oct 8") and is that one line, the forwarded subject, with nothing written under
+    it."""
     return bool(_FORWARD.match(request)) and "\n" not in request.strip()
 
 
@@ -430,8 +431,7 @@ ASK_BACK = re.compile(
     r"do that|do it|do those)|needs? (?:asking|my (?:ok|okay|sign-off|approval)|approval)|"
     r"weigh in|think (?:those|them|it) through|one at a time|(?<!one )too (?:much|expensive|"
     r"pricey|risky|far|big|many)|show (?:me|us) (?:both|the options|them|the choices|what)|"
-    r"(?:i'll|i will|we'll|let me) make the call|(?<!one )too (?:much|expensive|"
-    r"pricey|risky|far|big|many))\b"
+    r"(?:i'll|i will|we'll|let me) make the call)\b"
 )
 # A word or phrase of acceptance inside a clause ("X, definitely", "for Marta, always").
 ACCEPT_CUE = re.compile(
