@@ -1813,7 +1813,12 @@ class ReferencePolicy:
     # -- planning --------------------------------------------------------------------
 
     def plan(
-        self, inp: AgentInput, seen: Seen, action: ActionType, given: Rule | None = None
+        self,
+        inp: AgentInput,
+        seen: Seen,
+        action: ActionType,
+        given: Rule | None = None,
+        search: bool = False,
     ) -> Plan:
         """Find the governing rule and apply it to the request.
 
@@ -1836,7 +1841,7 @@ class ReferencePolicy:
                 busy = seen.calendar.get(window or ("", ""), {}).get("busy", [])
                 situation |= term_set(" ".join(str(b.get("title", "")) for b in busy))
         if given is not None:
-            return self._apply(inp, seen, action, invitation, given)[0]
+            return self._apply(inp, seen, action, invitation, given, search=search)[0]
         pool = candidates(inp.request, seen, action)
         situation |= set().union(set(), *(term_set(t, _ACTION_NOISE) for t in pool))
         situation |= known_as(situation, seen.contacts)
@@ -2087,6 +2092,12 @@ class ReferencePolicy:
                 tried = [s.call.args for s in inp.steps if s.call.name == last.call.name]
                 if plan.call is not None and plan.call.args not in tried:
                     return _calls(plan.call)
+                # Nothing new by that rule among what the request's search found: the rule
+                # may speak of an item it did not find ("send the conduct rules" when the
+                # search found only the levy schedule); search in its words once.
+                again = self.plan(inp, seen, action, given=rule, search=True)
+                if again.needs is not None:
+                    return _calls(again.needs)
                 if plan.call is None and plan.question and plan.needs is None:
                     if gate.decision is Decision.follow_revision:
                         return _reply(f"You changed this: {gate.reason}. {plan.question}")

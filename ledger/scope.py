@@ -861,6 +861,12 @@ def _parse_scope(
         scope.categories = []
     excluded = _keys(negative) | {stem(c) for c in _channels(negative)}
     excluded |= {stem(n.lower()) for n in _names(src_negative)}
+    if limit_src.strip() != allowed_text.strip():
+        # "For most owners, go ahead. Not Mrs Naicker in 14, though": what the allowed side
+        # says not to do beside the limit clause is excluded too.
+        for m in _NOT_THESE.finditer(allowed_text):
+            also = _keys(m.group(1)) | {stem(n.lower()) for n in _names(m.group(1), known)}
+            excluded |= also - _TITLES
     if limit_src and back and scope.max_amount is None and scope.min_amount is None:
         # "Sure, but check with me on work invites": what is handed back is excluded.
         excluded |= _keys(_handed_back(back)) - _keys(proposal) - _KEY_VERBS
@@ -989,6 +995,13 @@ _AMOUNT_WORDS = frozenset(
     "pricey pricier costly fancy affordable inexpensive minor major low high budget "
     "everyday ordinary routine normal".split()
 )
+# A clause that opens by saying what not: "Not Mrs Naicker in 14, though", "but not the
+# Friday ones", "except Carlos" (not "I'm not sure he wants that").
+_NOT_THESE = re.compile(
+    r"(?:^|[.;!?,]\s*)(?:but |and )?(?:not|except(?: for)?|apart from|other than) ([^,.;!?]+)",
+    re.IGNORECASE,
+)
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof"})
 _AMOUNT_OF_WORDS = frozenset(
     stem(w) for w in "extra difference gap premium upcharge surcharge new brand".split()
 )

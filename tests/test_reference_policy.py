@@ -9,6 +9,7 @@ gate's to enforce), and nothing in memory means a question.
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -491,6 +492,66 @@ def test_follow_revision_re_plans_with_the_governing_rule() -> None:
     out = _decide(_gym_steps_ending_in(blocked))
     assert [(c.name, c.args) for c in out.tool_calls] == [
         ("rsvp", {"invitation_id": "inv-priya-routes", "response": "maybe"})
+    ]
+
+
+def test_a_rule_the_gate_names_searches_for_what_the_request_s_search_missed() -> None:
+    """The request's search found only the levy schedule; the gate blocks sending it and
+    names the rule ("sending the conduct rules back"). Planned again by that rule, nothing
+    new is found among what was seen, so the policy searches in the rule's words before it
+    gives up (the next plan, with the conduct rules seen, meets the gate again)."""
+    request = "Mrs Naicker in 14 has emailed about the dog in unit 15 barking all afternoon."
+    levy = {"id": "doc-levy", "title": "Levy schedule (draft)", "body": "Levies per unit."}
+    contacts = [{"name": "Devi Naicker", "email": "devi@example.net", "relation": "owner"}]
+    inbox = [
+        {
+            "id": "m1",
+            "from": "Devi Naicker",
+            "subject": "Barking dog in unit 15",
+            "body": "The dog next door barked all afternoon again.",
+        }
+    ]
+    steps = [
+        ToolStep(
+            ToolCall("c0", "list_invitations", {}),
+            ToolResult("c0", "list_invitations", True, '{"invitations": []}'),
+        ),
+        ToolStep(
+            ToolCall("c1", "search_products", {"query": "x"}),
+            ToolResult("c1", "search_products", True, '{"products": []}'),
+        ),
+        ToolStep(
+            ToolCall("c2", "find_documents", {"query": "x"}),
+            ToolResult("c2", "find_documents", True, json.dumps({"documents": [levy]})),
+        ),
+        ToolStep(
+            ToolCall("c3", "lookup_contact", {"name": ""}),
+            ToolResult("c3", "lookup_contact", True, json.dumps({"contacts": contacts})),
+        ),
+        ToolStep(
+            ToolCall("c4", "read_inbox", {}),
+            ToolResult("c4", "read_inbox", True, json.dumps({"messages": inbox})),
+        ),
+    ]
+    sent = {
+        "to": "devi@example.net",
+        "subject": "Levy schedule (draft)",
+        "body": "Hi Devi Naicker, please find Levy schedule (draft) attached.",
+        "document_id": "doc-levy",
+    }
+    rule = "Shall I deal with them by sending the conduct rules back without waiting for you?"
+    blocked = GateResult(
+        decision=Decision.confirm,
+        reason=f'this call does not follow what we agreed: "{rule}"',
+        tool="send",
+        args=sent,
+        governing_rule=rule,
+    )
+    steps.append(ToolStep(ToolCall("c5", "send", sent), None, blocked))
+    inp = build_agent_input(request, PROBE, [], [], steps)
+    out = ReferencePolicy(similarity=lambda q, texts: [0.0] * len(texts)).decide(inp)
+    assert [(c.name, c.args) for c in out.tool_calls] == [
+        ("find_documents", {"query": "sending conduct rules back without waiting"})
     ]
 
 

@@ -986,6 +986,25 @@ def test_outside_a_time_is_no_organisation() -> None:
     assert scope.outside == []
 
 
+def test_a_not_clause_beside_the_limit_excludes_its_names_not_their_titles() -> None:
+    reply = (
+        "For most owners, go ahead. Not Mrs Naicker in 14, though; she has a complaint open, "
+        "so anything from her comes to me first."
+    )
+    scope = parse_scope(reply, TODAY, clause="For most owners")
+    assert "naicker" in scope.excluded and "mrs" not in scope.excluded
+    naicker = facts(tool="send", request="Mrs Naicker emailed about the dog.", entity_text="")
+    assert match_scope(scope, naicker).inside is False
+    # a hedge is no exclusion: "I'm not sure he wants that landing at work"
+    hedge = parse_scope(
+        "For the flat stuff, yes, he deals with it at the office. Other things I'm not sure "
+        "he wants landing at work, so ask me which address.",
+        TODAY,
+        clause="For the flat stuff",
+    )
+    assert "work" not in hedge.excluded
+
+
 def test_a_price_handed_back_with_confirm_the_count_with_me_is_a_cap() -> None:
     scope = parse_scope(
         "On small things, take it that way. For anything over forty dollars each, confirm "
