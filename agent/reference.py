@@ -51,6 +51,7 @@ from ledger.text import (
     them_named,
     uses_shorthand,
 )
+from ledger.text import words as word_list
 from tools.runtime import EVENT_HOURS, ToolCall
 
 SIDE_EFFECTING = ("rsvp", "purchase", "send")
@@ -430,10 +431,6 @@ _BUSY = re.compile(
 
 
 _LANDS_ON_WHOSE = re.compile(r"\blands? on (?:an? |the )?(\w+)'s\b")
-
-
-def _words_of(text: str) -> set[str]:
-    return set(re.findall(r"[a-z]+", normalize(text)))
 
 
 def calendar_condition(text: str) -> str | None:
@@ -1985,7 +1982,7 @@ class ReferencePolicy:
             # "decline school invitations that land on Kara's weeks": whose time it is, only
             # the request can say ("Nora's with Kara that week").
             owner = _LANDS_ON_WHOSE.search(normalize(rule.words))
-            if owner and owner.group(1) not in term_set(inp.request) | _words_of(inp.request):
+            if owner and owner.group(1) not in term_set(inp.request) | set(word_list(inp.request)):
                 return (
                     f"Does this fall on {owner.group(1).title()}'s time? "
                     "How should I answer the invitation?"

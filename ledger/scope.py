@@ -1373,6 +1373,7 @@ def _outside_verdict(scope: Scope, facts: CallFacts) -> tuple[bool | None, str]:
     it, nor names it. Otherwise unknown."""
     recipient = " ".join(facts.recipients)
     contacts = [*facts.recipients, *facts.competing]
+    mine = {d.lower() for d in re.findall(r"@([\w.-]+)", recipient)}
     verdict: bool | None = True
     for org in scope.outside:
         parts = set(org.split())
@@ -1382,7 +1383,6 @@ def _outside_verdict(scope: Scope, facts: CallFacts) -> tuple[bool | None, str]:
             if _names_org(parts, text) and not _FREE_MAIL.search(text.lower())
             for d in re.findall(r"@([\w.-]+)", text)
         }
-        mine = {d.lower() for d in re.findall(r"@([\w.-]+)", recipient)}
         if _names_org(parts, recipient) or mine & domains:
             return False, f"inside {org}"
         if not domains or not mine:

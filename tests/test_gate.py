@@ -1335,28 +1335,29 @@ def test_a_maybe_with_a_decision_later_is_no_rule_to_ask(text: str, asks: bool) 
     assert says_ask(text, "user") is asks
 
 
-def _edition_revision() -> tuple[Arrangement, Arrangement]:
-    old = entry(
-        "a1",
-        Status.revised,
-        "When I buy picture books for the twins, shall I get the Welsh edition when there is one?",
-        action=ActionType.purchase,
-        superseded_by="a2",
-    )
-    said = (
-        "Their gran says they hear plenty of Welsh at school. From now on buy the English "
-        "editions for the twins."
-    )
+def _purchase_revision(proposed: str, said: str, rule: str) -> tuple[Arrangement, Arrangement]:
+    """A purchase proposal (a1) and the user's later instruction replacing it (a2), said
+    in the turn `said`."""
+    old = entry("a1", Status.revised, proposed, action=ActionType.purchase, superseded_by="a2")
     new = entry(
         "a2",
         Status.confirmed,
-        "From now on buy the English editions for the twins.",
+        rule,
         action=ActionType.purchase,
         proposer=Proposer.user,
         previous="a1",
         evidence=[quote("user", said)],
     )
     return old, new
+
+
+def _edition_revision() -> tuple[Arrangement, Arrangement]:
+    return _purchase_revision(
+        "When I buy picture books for the twins, shall I get the Welsh edition when there is one?",
+        "Their gran says they hear plenty of Welsh at school. From now on buy the English "
+        "editions for the twins.",
+        "From now on buy the English editions for the twins.",
+    )
 
 
 def _book(title: str, other: str) -> CallFacts:
@@ -1386,22 +1387,10 @@ def test_ordinary_in_a_revision_is_the_standard_item() -> None:
     """ "Get him the ordinary editions from now on" after large print: the standard print
     follows the new rule (ordinary is standard), though the large print's title shares
     "edition" with the rule and the turn's "big print"."""
-    old = entry(
-        "a1",
-        Status.revised,
+    old, new = _purchase_revision(
         "When I'm buying books for your dad, shall I make large print the default?",
-        action=ActionType.purchase,
-        superseded_by="a2",
-    )
-    said = "He says the big print makes him feel like a child. Get him the ordinary editions."
-    new = entry(
-        "a2",
-        Status.confirmed,
+        "He says the big print makes him feel like a child. Get him the ordinary editions.",
         "Get him the ordinary editions.",
-        action=ActionType.purchase,
-        proposer=Proposer.user,
-        previous="a1",
-        evidence=[quote("user", said)],
     )
     standard = "Crosswords Book 30 print: standard"
     large = "Crosswords Book 30, large print edition print: large"

@@ -511,27 +511,16 @@ def test_a_rule_the_gate_names_searches_for_what_the_request_s_search_missed() -
             "body": "The dog next door barked all afternoon again.",
         }
     ]
+    reads: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        ("list_invitations", {}, {"invitations": []}),
+        ("search_products", {"query": "x"}, {"products": []}),
+        ("find_documents", {"query": "x"}, {"documents": [levy]}),
+        ("lookup_contact", {"name": ""}, {"contacts": contacts}),
+        ("read_inbox", {}, {"messages": inbox}),
+    ]
     steps = [
-        ToolStep(
-            ToolCall("c0", "list_invitations", {}),
-            ToolResult("c0", "list_invitations", True, '{"invitations": []}'),
-        ),
-        ToolStep(
-            ToolCall("c1", "search_products", {"query": "x"}),
-            ToolResult("c1", "search_products", True, '{"products": []}'),
-        ),
-        ToolStep(
-            ToolCall("c2", "find_documents", {"query": "x"}),
-            ToolResult("c2", "find_documents", True, json.dumps({"documents": [levy]})),
-        ),
-        ToolStep(
-            ToolCall("c3", "lookup_contact", {"name": ""}),
-            ToolResult("c3", "lookup_contact", True, json.dumps({"contacts": contacts})),
-        ),
-        ToolStep(
-            ToolCall("c4", "read_inbox", {}),
-            ToolResult("c4", "read_inbox", True, json.dumps({"messages": inbox})),
-        ),
+        ToolStep(ToolCall(f"c{i}", tool, args), ToolResult(f"c{i}", tool, True, json.dumps(out)))
+        for i, (tool, args, out) in enumerate(reads)
     ]
     sent = {
         "to": "devi@example.net",

@@ -906,23 +906,18 @@ def test_an_amount_stated_for_the_new_one_limits_the_new_price() -> None:
         turn=turn,
     )
     assert scope.min_amount == 30 and scope.amount_of == "new"
-    used = ["Equity, used, very good", "Equity, new", "Equity, used, acceptable"]
-    pricey = facts(
-        tool="purchase",
-        entity_text=used[0],
-        amount=22.0,
-        competing=used[1:],
-        competing_amounts=[49.99, 12.5],
-    )
-    assert match_scope(scope, pricey).inside is True
-    cheap = facts(
-        tool="purchase",
-        entity_text=used[0],
-        amount=8.4,
-        competing=used[1:],
-        competing_amounts=[19.99, 3.95],
-    )
-    assert match_scope(scope, cheap).inside is False
+
+    def used_copy(price: float, new_price: float) -> CallFacts:
+        return facts(
+            tool="purchase",
+            entity_text="Equity, used, very good",
+            amount=price,
+            competing=["Equity, new", "Equity, used, acceptable"],
+            competing_amounts=[new_price, price / 2],
+        )
+
+    assert match_scope(scope, used_copy(22.0, 49.99)).inside is True
+    assert match_scope(scope, used_copy(8.4, 19.99)).inside is False
 
 
 def test_an_amount_in_another_sentence_than_the_difference_is_the_price() -> None:
