@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from datetime import date
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -1954,3 +1955,73 @@ def test_a_revision_that_sends_to_him_sends_to_the_one_the_old_rule_did_not_name
     agent = _agent(tmp_path, True, proposal, revision)
     result = agent.respond("The rota for week 9 is done.", PROBE, world=world)
     assert _calls(result) == [("send", {"to": "ravi@plant.test", "document_id": "doc-rota-9"})]
+
+
+def _kettle_steps(
+    similarity: Callable[[str, list[str]], list[float]], searched_again: bool = False
+) -> PolicyOutput:
+    """The gate blocked buying the steel kettle and named a rule whose words pick neither
+    kettle; the policy plans again by the rule with `similarity` as its sense of meaning.
+    With `searched_again`, its search in the rule's words has found the same two."""
+    request = "The office kettle has died, we need a new one."
+    kettles = [
+        {"id": "k-steel", "title": "Breville 1.7L kettle, brushed steel", "price": 49},
+        {"id": "k-glass", "title": "Breville 1.7L kettle, glass", "price": 49},
+    ]
+    rule = "From now on get whichever one is simplest to keep spotless."
+    bought = {"product_id": "k-steel", "quantity": 1}
+    blocked = GateResult(
+        decision=Decision.confirm,
+        reason=f'this call does not follow what we agreed: "{rule}"',
+        tool="purchase",
+        args=bought,
+        governing_rule=rule,
+    )
+    reads: list[tuple[str, dict[str, Any], dict[str, Any] | None, GateResult | None]] = [
+        ("list_invitations", {}, {"invitations": []}, None),
+        ("search_products", {"query": "kettle"}, {"products": kettles}, None),
+        ("find_documents", {"query": "kettle"}, {"documents": []}, None),
+        ("purchase", bought, None, blocked),
+    ]
+    if searched_again:
+        again = {"query": "whichever simplest keep spotless"}
+        reads.append(("search_products", again, {"products": kettles}, None))
+    steps = [
+        ToolStep(
+            ToolCall(f"c{i}", tool, args),
+            None if out is None else ToolResult(f"c{i}", tool, True, json.dumps(out)),
+            gate,
+        )
+        for i, (tool, args, out, gate) in enumerate(reads)
+    ]
+    inp = build_agent_input(request, PROBE, [], [], steps)
+    return ReferencePolicy(similarity=similarity).decide(inp)
+
+
+def test_a_rule_picks_the_item_closest_in_meaning_when_its_words_tie() -> None:
+    """Neither kettle shares a word with the rule; the glass one is clearly closer in
+    meaning, so the re-plan buys it."""
+    out = _kettle_steps(lambda q, texts: [0.6 if "glass" in t else 0.3 for t in texts])
+    assert [(c.name, c.args) for c in out.tool_calls] == [
+        ("purchase", {"product_id": "k-glass", "quantity": 1})
+    ]
+
+
+@pytest.mark.parametrize("glass", [0.31, None])
+def test_no_clear_meaning_pick_asks_which_item(glass: float | None) -> None:
+    """A glass kettle only a hair closer (under CLOSEST_MARGIN), or no similarity at all
+    (the embedder fails): the policy searches once in the rule's words, then, finding the
+    same two, asks which one rather than guessing."""
+
+    def similarity(q: str, texts: list[str]) -> list[float]:
+        if glass is None:
+            raise RuntimeError("embedder down")
+        return [glass if "glass" in t else 0.3 for t in texts]
+
+    first = _kettle_steps(similarity)
+    assert [(c.name, c.args) for c in first.tool_calls] == [
+        ("search_products", {"query": "whichever simplest keep spotless"})
+    ]
+    out = _kettle_steps(similarity, searched_again=True)
+    assert out.tool_calls == []
+    assert "Which of these should I order?" in (out.reply or "")
