@@ -10,9 +10,9 @@ gate's to enforce), and nothing in memory means a question.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import pytest
