@@ -1795,16 +1795,18 @@ def classify_reply(
     return result
 
 
-# How sure the reply model must be that a pending reply accepts. Set on the development
-# batteries: the lowest of 0.5, 0.55 and 0.6 at which no refusal, limit or unrelated reply of
-# any labelled battery becomes an acceptance (0.5 until the four batteries of session 9 were
-# added to the training data; with them, 0.5 and 0.55 let three and one through).
-MODEL_ACCEPT = 0.6
+# How sure the reply model must be that a pending reply accepts. Session 20 lowered it from
+# 0.6 to 0.5: over all labelled batteries that reads 31 more acceptances right and four
+# unrelated remarks ("She's started crawling, by the way!") as acceptances; in the benchmark
+# replays (29 personas), 13 more acceptances right (6 of them unread) and no unrelated reply
+# or refusal read as one. A guard on closeness to the proposal below 0.6 (MiniLM cosine at
+# least 0.13) stopped those four and lost 4 of the 13, so there is none.
+MODEL_ACCEPT = 0.5
 # Anything that could make a reply a refusal, a limit, a hand-back or a request of its own
 # (and any question, see above): the model's reading is not trusted on those.
 _NEGATIVE = re.compile(
     r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
-    r"myself|ask me|check with me|let me|decide|pass|stop|instead|but|though|however|only|"
+    r"myself|ask me|check with me|check first|me to check|flag|let me|decide|pass|stop|instead|but|though|however|only|"
     r"except|unless|can you|could you|would you|will you|i'll|i will|ourselves|leave|"
     r"skip|without|exclude|excluding|apart from|other than|for now|this time|personally)\b|n't\b"
 )
