@@ -1806,9 +1806,11 @@ MODEL_ACCEPT = 0.5
 # (and any question, see above): the model's reading is not trusted on those.
 _NEGATIVE = re.compile(
     r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
-    r"myself|ask me|check with me|check first|me to check|flag|let me|decide|pass|stop|instead|but|though|however|only|"
-    r"except|unless|can you|could you|would you|will you|i'll|i will|ourselves|leave|"
-    r"skip|without|exclude|excluding|apart from|other than|for now|this time|personally)\b|n't\b"
+    r"myself|ask me|check with me|past me|me to check|flag|let me|decide|pass|stop|instead|"
+    r"but|though|however|only|except|unless|can you|could you|would you|will you|i'll|"
+    r"i will|ourselves|leave|skip|without|exclude|excluding|apart from|other than|for now|"
+    r"this time|personally|(?:check|read|see|vet) (?:it |them |those |each one )?first|"
+    r"(?P<unit>one|case|week|month|day|job|event) by (?P=unit))\b|n't\b"
 )
 
 

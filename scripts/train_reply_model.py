@@ -39,6 +39,9 @@ TRAINING_FILES = (
     "tests/data/classify_train7.jsonl",
     "tests/data/classify_train8.jsonl",
     "tests/data/classify_train9.jsonl",
+    "tests/data/classify_train10.jsonl",
+    "tests/data/classify_train11.jsonl",
+    "tests/data/classify_train12.jsonl",
 )
 
 

@@ -65,6 +65,8 @@ def test_a_sure_model_turns_only_a_clean_pending_reply_into_an_acceptance() -> N
         "Only when they're on sale.",  # a limit
         "Hold the order for me to check first.",  # a hand-back
         "Flag every one of them to me.",
+        "Better to run it past me.",
+        "Let's keep it week by week.",
     ):
         assert classify_reply(FILTERS, reply, acceptance=always).act is not Act.accept
 
@@ -135,9 +137,11 @@ def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
     on a battery written blind to the model, 4 more acceptances and no wrong one. After
     training on three more batteries (session 8): 63 added, all right. Session 20 trusted the
     model from 0.5 instead of 0.6 (the benchmark replays read 13 more acceptances and no
-    false one) and kept it off replies that hand the case back ("check first", "flag"): 107
-    added, 2 of them wrong (a remark on someone else, a refusal by idiom: "I need to pick
-    my battles"). It still only ever adds acceptances."""
+    false one), trained it on three more batteries written with hard unrelated remarks
+    ("That game! Move 87 was my best tesuji in years") and kept it off replies that hand
+    the case back ("check first", "run it past me", "week by week"): 126 added, 2 of them
+    wrong (that remark, and a refusal by idiom: "I need to pick my battles"). It still only
+    ever adds acceptances."""
     added: list[str] = []
     wrong: list[str] = []
     for row in _rows():
@@ -150,7 +154,7 @@ def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
             added.append(row["id"])
             if row["label"] != "accept":
                 wrong.append(row["id"])
-    assert len(added) >= 100
+    assert len(added) >= 120
     assert len(wrong) <= 2, wrong
 
 
@@ -212,7 +216,11 @@ def test_the_restatement_battery_by_counts(model: reply_model.ReplyModel) -> Non
 
 @pytest.mark.parametrize(
     ("battery", "accepts", "wrong_accepts"),
-    [("heldout_blind6.jsonl", 46, 3), ("heldout_blind7.jsonl", 55, 5)],
+    [
+        ("heldout_blind6.jsonl", 47, 2),
+        ("heldout_blind7.jsonl", 55, 3),
+        ("heldout_blind8.jsonl", 30, 6),
+    ],
 )
 def test_the_session8_blind_batteries_by_counts(
     model: reply_model.ReplyModel, battery: str, accepts: int, wrong_accepts: int
@@ -226,8 +234,11 @@ def test_the_session8_blind_batteries_by_counts(
     2, blind7 41 and 3 (one acceptance fewer, two false ones fewer). Session 20, before and
     after trusting the model from 0.5 again (the benchmark replays read 13 more acceptances
     and no false one): blind6 46 and 2 -> 46 and 3, blind7 52 and 3 -> 55 and 5 (the new false
-    ones are remarks on someone else: "She's started crawling, by the way!"). Floors and
-    ceilings against regressions."""
+    ones are remarks on someone else: "She's started crawling, by the way!"); trained on
+    three more batteries with hard unrelated remarks: blind6 47 and 2, blind7 55 and 3.
+    blind8 (session 20, 60 episodes written blind the same way, mostly acceptances without a
+    yes-word): 28 and 6 with the model trusted from 0.6, 31 and 6 from 0.5, 30 and 6 after
+    the training. Floors and ceilings against regressions."""
     counts = _counts(model, battery)
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
