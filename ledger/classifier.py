@@ -1800,7 +1800,9 @@ def classify_reply(
 # unrelated remarks ("She's started crawling, by the way!") as acceptances; in the benchmark
 # replays (29 personas), 13 more acceptances right (6 of them unread) and no unrelated reply
 # or refusal read as one. A guard on closeness to the proposal below 0.6 (MiniLM cosine at
-# least 0.13) stopped those four and lost 4 of the 13, so there is none.
+# least 0.13) stopped those four and lost 4 of the 13, so there is none. The model was then
+# trained on three more batteries with hard unrelated remarks: on the held-out batteries,
+# refusals or unrelated replies read as yes 15 -> 12 (acceptances 176 -> 175).
 MODEL_ACCEPT = 0.5
 # Anything that could make a reply a refusal, a limit, a hand-back or a request of its own
 # (and any question, see above): the model's reading is not trusted on those.
