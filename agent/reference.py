@@ -356,8 +356,10 @@ _ACTS = re.compile(
 def says_ask(text: str, speaker: str) -> bool:
     """Does this rule tell the assistant to ask the user instead of acting?
 
-    A user's instruction asks when it says so; an assistant's restatement asks when
-    no clause of it still commits to acting ("I'll ask you each time").
+    It asks when it says so and no clause of it still commits to acting ("I'll ask you
+    each time", "Check with me before you order anything"). One that also acts ("Decline
+    the vendor ones, but check with me on anything from the hospital") does not ask
+    wholesale: the policy acts on it and the gate holds the call to the limit.
     """
     norm = normalize(text)
     if speaker == "user":
@@ -367,7 +369,6 @@ def says_ask(text: str, speaker: str) -> bool:
             # "put me down as a maybe and I'll decide on the day": the maybe is the answer
             # to give; deciding later is what a maybe is for.
             norm = DECIDE_LATER.sub(" ", norm)
-        return _ASK.search(norm) is not None
     if not _ASK.search(norm):
         return False
     for clause in re.split(r"[;.!?]|\bbut\b|,", norm):

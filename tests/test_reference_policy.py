@@ -25,6 +25,7 @@ from agent.reference import (
     choose_recipient,
     implied_response,
     referred_message,
+    says_ask,
     sender_contact,
 )
 from agent.settings import load_settings
@@ -2025,3 +2026,23 @@ def test_no_clear_meaning_pick_asks_which_item(glass: float | None) -> None:
     out = _kettle_steps(similarity, searched_again=True)
     assert out.tool_calls == []
     assert "Which of these should I order?" in (out.reply or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # a limit with a hand-back beside it: the policy acts on the part it may do, and
+        # the gate holds the call to the limit
+        (
+            "Interstate ones, yeah, park them at maybe. Anything in Israel, bring those "
+            "straight to me.",
+            False,
+        ),
+        ("Decline the vendor ones, but check with me on anything from the hospital.", False),
+        # nothing left to do unasked
+        ("Check with me before you order anything.", True),
+        ("Ask me first about anything from Tom.", True),
+    ],
+)
+def test_a_user_rule_asks_only_when_no_clause_still_acts(text: str, asks: bool) -> None:
+    assert says_ask(text, "user") is asks
