@@ -177,6 +177,53 @@ _STANDING_RE = re.compile(
     r"\b(?:anyone|anybody|everyone|everybody) (?:who|new)\b|"
     r"\bbe the (?:rule|default|norm|standard|usual)\b|\bkeep (?:them|those|these|it) coming\b",
 )
+# More marks of a rule for cases to come, in the indirect words people use for one (from a
+# battery of standing offers written blind to this code, `proposals_blind2`): a role for
+# the thing ("Slack as the channel for Meiko", "aisle seats as the rule"), a recurrence
+# made of it ("make that a weekday thing", "a Friday regular", "as a fixture"), carrying
+# on ("should I just keep saying yes", "shall I stick to that", "from here"), cases as they
+# come ("as they land", "as the reminders come through", "when they're announced"), and
+# acting unasked ("without checking", "rather than checking", "let you know afterwards",
+# "only flag clashes", "off your hands").
+_STANDING_MORE = re.compile(
+    r"\bas (?:the|my|our|your) (?:[\w-]+ )?(?:rule|default|format|channel|fallback|norm|"
+    r"go-?to|routine)\b|\bas (?:a|the) (?:fixture|matter of routine|regular thing)\b|"
+    r"\bmake (?:that|this|it) (?:an? |my |our |your )?(?:[\w'-]+ ){0,2}(?:thing|fixture|"
+    r"regular|routine|habit)\b|\bmake (?:\S+ ){1,3}the (?:rule|default|norm|standard)\b|"
+    r"\b(?:is|should|shall) (?:that|this|it) (?:be )?(?:the|my|our) (?:rule|default|system|"
+    r"norm|way to go)\b|\bthe rule (?:i|we) should\b|\bstanding (?:answer|reply|rule|"
+    r"arrangement)\b|\bis how (?:i'll|i will|we'll|we will|i'd)\b|"
+    r"\b(?:is that|is this) how we(?:'re| are) (?:doing|handling|sending|treating)\b|"
+    r"\b(?:shall i|should i|i'll|i will|i can|i could|want me to)(?: just)? keep \w+|"
+    r"\bkeep (?:it|that|them) (?:running|going|up)\b|\bstick (?:to|with) (?:that|this)\b|"
+    r"\bkeep to (?:that|this|the same)\b|"
+    r"(?<!minutes )(?<!miles )(?<!far )(?<!away )(?<!walk )(?<!drive )(?<!km )"
+    r"\bfrom here(?: on(?:wards?)?)?\s*(?:[?.!]|$)|\bfrom here on\b|"
+    r"\bas (?:they|it|the [\w-]+s?) (?:land|lands|arrive|arrives|come in|comes in|come through|"
+    r"comes through|turn up|turns up)\b|"
+    r"\bwhen (?:they're|they are|it's|it is|they go|it goes) (?:announced|released|listed|"
+    r"on sale)\b|"
+    r"\b(?:without|rather than) (?:me )?(?:checking|asking)(?: (?:in|first|with you))?\b|"
+    r"\bno need (?:for (?:you|me) to|to (?:check|ask|run))\b|"
+    r"\b(?:let you know|tell you) afterwards\b|\bonly (?:flag|bring you|come to you with)\b|"
+    r"\boff your hands\b|\bany other\b[^.?!;]*\b(?:like (?:this|that)|the same way)\b|"
+    r"\bthe rest of (?:his|her|their|your|the) [\w'-]+s\b|"
+    r"\b(?:let|make) (?:[\w'-]+ ){1,3}(?:be )?my job\b|"
+    r"\bkeep (?:that|it|them|those)(?: one)? (?:stocked|topped up)\b"
+)
+# Cases to come in an open offer: "I can settle the utility bills on their due dates
+# myself", "When you're away, shall I let her know to skip?", "Shall I handle class
+# birthday parties the same way?".
+_IF_OFFERED_MORE = re.compile(
+    r"\b[a-z]{3,}s\b[^.?!;]*\b(?:on my own|myself)\b|"
+    r"\b(?:when|whenever|if) (?:you're|you are) (?:away|travelling|traveling|abroad|out of "
+    r"town|on holiday|running late|off sick)\b|"
+    r"\b(?:handle|treat|answer|do|deal with|reply to|book|order|buy|send)\b (?:[\w'-]+ ){0,3}?"
+    r"[a-z]{3,}s (?:the same way|that way|like this|like that)\b|"
+    r"\buse (?:that|this|the same) (?:approach|method) for\b|"
+    r"\b(?:once|when|whenever) (?:we're|we are|you're|you are|it's|it is|they're) (?:down to|"
+    r"low|running low|nearly out|almost out)\b|\b(?:says|say) (?:it's|they're) low\b"
+)
 # Marks of cases to come that only an offer still open makes standing: "I can register you
 # for any that are 10K or shorter" offers a rule; "Weekend runs I'll accept when you're
 # free" and "I'll check with you before replying to any invitation" restate one.
@@ -186,7 +233,8 @@ _OPEN_OFFER = re.compile(
     r"right|ok|okay|fine) if i|can i (?:assume|just)|shall we|let's|reckon i should|"
     r"(?:might|would) be easiest if i|would it (?:help|be handy|make sense|be easier|be useful) "
     r"if i|you'd like me to|i'd suggest|i'm thinking|if you like|if you'd like|would you like|"
-    r"do you want|let me know if you'd like me to)\b|"
+    r"do you want|let me know if you'd like me to|i'd be glad to|glad to|might as well|"
+    r"let me know if i should)\b|"
     # "Might be worth me signing you up for each one", "could be auto-accepted"
     r"\b(?:might|would|could) be worth (?:me|my) \w+ing\b|\b(?:could|can) be auto-?\w+"
 )
@@ -530,9 +578,12 @@ def _standing_sentence(sentence: str) -> bool:
         return True
     if _ONE_OFF.search(norm) and not has_phrase(norm, ("from now on", "going forward")):
         return False
-    if has_phrase(norm, STANDING) or _STANDING_RE.search(norm):
+    if has_phrase(norm, STANDING) or _STANDING_RE.search(norm) or _STANDING_MORE.search(norm):
         return True
-    return bool(_STANDING_IF_OFFERED.search(norm) and _OPEN_OFFER.search(norm))
+    return bool(
+        (_STANDING_IF_OFFERED.search(norm) or _IF_OFFERED_MORE.search(norm))
+        and _OPEN_OFFER.search(norm)
+    )
 
 
 # Standing phrases whose words would vote for a tool ("going forward" is not "going").

@@ -557,6 +557,7 @@ def parse_scope(
     clause: str | None = None,
     proposal: str = "",
     turn: str = "",
+    context: str = "",
 ) -> Scope:
     """Structured constraints from a user's scoped acceptance (see `_parse_scope`).
 
@@ -564,24 +565,24 @@ def parse_scope(
     I go Main Cabin?"), the limit is elsewhere in what the reply allows ("When Nora's flying
     with me"): the whole allowed side is read instead.
     """
-    scope = _parse_scope(text, today, clause, proposal, turn)
+    scope = _parse_scope(text, today, clause, proposal, turn, context)
     if clause and scope.categories and not scope.people:
         # A kind named in a list ("Florists, venues, caterers, the people who worked the
         # day"): any item of the list is the limit. Only items of that kind: a name or a
         # word of another kind beside it would be a further limit, not another item.
         listed = _whole_list(clause, sides(text)[0])
         if listed != clause:
-            whole_list = _parse_scope(text, today, listed, proposal, turn)
+            whole_list = _parse_scope(text, today, listed, proposal, turn, context)
             if not whole_list.people and not whole_list.places and not whole_list.channels:
                 scope = whole_list.model_copy(update={"text": scope.text})
     if clause and not _allows_something(scope):
         # "so for them, yes" or a limit read as something else: the clause names no case,
         # so the whole allowed side is what the user allowed.
-        whole = _parse_scope(text, today, None, proposal, turn)
+        whole = _parse_scope(text, today, None, proposal, turn, context)
         if _allows_something(whole):
             return whole.model_copy(update={"text": scope.text})
     if clause and proposal and not _narrows(scope, proposal):
-        whole = _parse_scope(text, today, None, proposal, turn)
+        whole = _parse_scope(text, today, None, proposal, turn, context)
         if _narrows(whole, proposal):
             return whole.model_copy(update={"text": scope.text})
     return scope
@@ -692,6 +693,7 @@ def _parse_scope(
     clause: str | None = None,
     proposal: str = "",
     turn: str = "",
+    context: str = "",
 ) -> Scope:
     """Structured constraints from a user's scoped acceptance (whole reply + its limit clause).
 
@@ -869,7 +871,10 @@ def _parse_scope(
             excluded |= also - _TITLES
     if limit_src and back and scope.max_amount is None and scope.min_amount is None:
         # "Sure, but check with me on work invites": what is handed back is excluded.
-        excluded |= _keys(_handed_back(back)) - _keys(proposal) - _KEY_VERBS
+        # A word the episode itself used for the case at hand (the user's request, the turn
+        # that proposed: "the minutes", "residents' families") names what the arrangement is
+        # about on both sides, not what the user handed back ("If the minutes touch money").
+        excluded |= _keys(_handed_back(back)) - _keys(f"{proposal} {turn} {context}") - _KEY_VERBS
         # "With Dana, always. The other execs I'd rather judge": the others of Dana's kind
         # are handed back, not Dana's own things.
         if scope.people or scope.places:

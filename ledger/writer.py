@@ -68,6 +68,12 @@ _STATUS_FOR_ACT = {
     Act.no_uptake: Status.pending,
 }
 ACTIVE = (Status.pending, Status.confirmed, Status.scoped)
+# What a user's later instruction may replace: any current entry, a declined one too. A
+# declined proposal the user later gives a rule about ("Stop buying the big packs of stall
+# stuff without checking", after a reply the writer read as no) is the one that rule is
+# about; leaving it out hands the rule to the next closest entry, which it then wrongly
+# replaces.
+REPLACEABLE = (*ACTIVE, Status.rejected)
 # Words of any standing instruction; they do not tell which arrangement one is about.
 INSTRUCTION_WORDS = frozenset(
     "ask check first now forward going future here on from onward anymore more time every "
@@ -216,7 +222,12 @@ class LedgerWriter:
         update: dict[str, object] = {"status": status}
         if status == Status.scoped and reply is not None:
             update["scope"] = parse_scope(
-                reply.text, reply.session_date, result.scope, result.proposal.text, turn.text
+                reply.text,
+                reply.session_date,
+                result.scope,
+                result.proposal.text,
+                turn.text,
+                base.context,
             )
         reasons = {
             Act.accept: "the user accepted the proposal",
@@ -256,7 +267,12 @@ class LedgerWriter:
         }
         if result.act == Act.scoped:
             update["scope"] = parse_scope(
-                reply.text, reply.session_date, result.scope, result.proposal.text, turn.text
+                reply.text,
+                reply.session_date,
+                result.scope,
+                result.proposal.text,
+                turn.text,
+                base.context,
             )
         reason = "the user accepted the proposal for one time only, not as a standing rule"
         if used:
@@ -326,7 +342,7 @@ class LedgerWriter:
         """
         current = {a.id: a for a in self.store.all()}
         current.update(pending)
-        active = [e for e in current.values() if e.status in ACTIVE and not e.superseded_by]
+        active = [e for e in current.values() if e.status in REPLACEABLE and not e.superseded_by]
         texts = {
             e.id: f"{e.content} {e.context} {e.evidence[0].text if e.evidence else ''}"
             for e in active

@@ -118,6 +118,36 @@ def test_the_proposal_battery_by_counts() -> None:
     assert false <= 6
 
 
+def _detection_counts(name: str) -> tuple[int, int]:
+    rows = [
+        json.loads(line)
+        for line in (ROOT / "tests" / "data" / name).read_text().splitlines()
+        if line.strip()
+    ]
+    found = sum(1 for r in rows if r["label"] == "standing" and detect_proposal(r["assistant"]))
+    false = sum(1 for r in rows if r["label"] == "one_off" and detect_proposal(r["assistant"]))
+    return found, false
+
+
+def test_the_second_proposal_battery_by_counts() -> None:
+    """`proposals_blind2.jsonl` (2026-12-07, 230 turns written blind to the code: 150
+    standing offers, most without the usual cue words, 80 one-off turns). Measured blind at
+    the session's start: 84/150 found, 3 one-off turns taken for offers; its misses were
+    then read and fixed in general form: 138/150, still 3."""
+    found, false = _detection_counts("proposals_blind2.jsonl")
+    assert found >= 138
+    assert false <= 3
+
+
+def test_the_held_out_proposal_battery_by_counts() -> None:
+    """`proposals_blind3.jsonl` (2026-12-07, 190 turns by another writer, never read):
+    73/120 offers found by the session-start code, 82/120 after the fixes drawn from
+    `proposals_blind2`; no one-off turn taken for an offer by either."""
+    found, false = _detection_counts("proposals_blind3.jsonl")
+    assert found >= 82
+    assert false == 0
+
+
 def test_proposal_keeps_only_the_standing_sentence() -> None:
     text = (
         "I ordered the oat milk for $4.50. From now on, should I reorder it automatically "

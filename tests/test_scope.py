@@ -1560,3 +1560,24 @@ def test_nights_and_weekends_take_either() -> None:
     both = parse_scope("Weekend evenings only.", TODAY)
     assert not both.days_or_hours
     assert match_scope(both, facts(when=SAT_7PM.replace(hour=9))).inside is False
+
+
+def test_a_word_the_episode_used_for_the_case_is_not_handed_back() -> None:
+    # The request was about the club's newsletter; "newsletters" on the handed-back side
+    # names what the arrangement is about, and "fundraising" is what tells the cases apart.
+    reply = (
+        "For the match reports and fixtures, go ahead. If the newsletters are about "
+        "fundraising or the club's accounts, ask me first."
+    )
+    proposal = "Want me to send it to the members' list every month, as soon as it's final?"
+    context = "The newsletter for the rugby club is done. Send it to the members' list."
+    with_context = parse_scope(reply, TODAY, None, proposal, "", context)
+    assert "newslett" not in " ".join(with_context.excluded)
+    assert any(k.startswith("fundrais") for k in with_context.excluded)
+    without = parse_scope(reply, TODAY, None, proposal, "")
+    assert any(k.startswith("newslett") for k in without.excluded)
+    call = facts(
+        tool="send", request="The May newsletter is final: the match reports and fixtures."
+    )
+    assert match_scope(with_context, call).inside is True
+    assert match_scope(without, call).inside is False

@@ -468,3 +468,37 @@ def test_a_rule_pointing_back_at_the_sentence_before_takes_its_kind_of_action(
     assert after[bills.id].status is Status.confirmed
     new = after[after[party.id].superseded_by or ""]
     assert new.action_type is ActionType.rsvp
+
+
+def test_a_later_instruction_replaces_the_declined_proposal_it_is_about(
+    writer: LedgerWriter, store: LedgerStore
+) -> None:
+    # The dog-food offer was declined; the cat-litter one accepted. A later rule about dog
+    # food is about the declined offer, not the accepted one that merely reads alike.
+    run(
+        writer,
+        "s1",
+        D1,
+        U("We're out of dog food."),
+        A(
+            "Ordered a 12 kg bag of Acana. From now on, should I reorder dog food whenever "
+            "the bag is nearly empty?"
+        ),
+        U("No, don't do that."),
+        U("The cat litter is nearly gone."),
+        A(
+            "Ordered two bags of clumping litter. From now on, should I reorder the cat "
+            "litter whenever it runs low?"
+        ),
+        U("Yes please."),
+    )
+    dog, cat = store.all()
+    assert dog.status is Status.rejected and cat.status is Status.confirmed
+
+    run(writer, "s2", D2, U("From now on, buy the small 2 kg bags of dog food, never the big one."))
+
+    after = {e.id: e for e in store.all()}
+    assert after[cat.id] == cat  # the accepted rule about litter is untouched
+    assert after[dog.id].status is Status.revised
+    new = after[after[dog.id].superseded_by or ""]
+    assert new.proposer is Proposer.user and new.previous == dog.id
