@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 
-from ledger.scope import CallFacts
+from ledger.scope import CallFacts, document_amount
 from ledger.text import content_stems
 from tools.runtime import EVENT_HOURS, ToolCall, busy_during
 from tools.world import World
@@ -70,6 +70,8 @@ def call_facts(call: ToolCall, request: str, world: World, today: date) -> CallF
         facts.competing = list(other_people)
         facts.choices = [(names, other_people)]
         if doc is not None:
+            # A quote or an invoice is for its total: a limit on amounts holds it to that.
+            facts.amount = document_amount(f"{doc.title}. {doc.body}")
             other_docs = [d.title for d in world.documents if d.id != doc.id]
             facts.competing += other_docs
             facts.choices.append((doc.title, other_docs))

@@ -54,6 +54,8 @@ _NUMBER_WORDS: dict[str, int] = {
     "a thousand": 1000,
     "a grand": 1000,
 }
+# "Under three thousand yen", "two grand": the scale of a number is part of the amount.
+_SCALES = frozenset("hundred hundreds thousand thousands grand million millions billion".split())
 # Currency words say how much, never which case.
 _CURRENCY_WORDS = frozenset(
     "dollar dollars buck bucks euro euros pound pounds quid cent cents pence usd eur gbp yen "
@@ -551,6 +553,10 @@ def _end_of_month(day: date) -> date:
     return date(day.year, day.month, calendar.monthrange(day.year, day.month)[1])
 
 
+# A clause that gives a reason ("since it's the committee's money", "because of the glass").
+_REASON_CLAUSE = re.compile(r"^(?:since|because|cos|'cause|it's|it is|that's|that is)\b")
+
+
 def parse_scope(
     text: str,
     today: date | None = None,
@@ -565,6 +571,10 @@ def parse_scope(
     I go Main Cabin?"), the limit is elsewhere in what the reply allows ("When Nora's flying
     with me"): the whole allowed side is read instead.
     """
+    if clause and _REASON_CLAUSE.match(normalize(clause)):
+        # "For the marae, do that; it's the committee's money": a reason says why, not
+        # which cases; the limit is in what the reply allows around it.
+        clause = None
     scope = _parse_scope(text, today, clause, proposal, turn, context)
     if clause and scope.categories and not scope.people:
         # A kind named in a list ("Florists, venues, caterers, the people who worked the
@@ -1154,7 +1164,7 @@ def _keys(text: str) -> set[str]:
     for w in (p.removesuffix("'s") for tok in words(text) for p in tok.split("-")):
         if w in STOPWORDS or w in GENERIC or w in _FUNCTION_WORDS or w in _TIME_WORDS or len(w) < 3:
             continue
-        if _AMOUNT_WORD.match(w) or w in _NUMBER_WORDS or w in _CURRENCY_WORDS:
+        if _AMOUNT_WORD.match(w) or w in _NUMBER_WORDS or w in _CURRENCY_WORDS or w in _SCALES:
             continue
         out.add(stem(w))
     return out
@@ -1289,6 +1299,23 @@ def _stated_amount(request: str) -> float | None:
     on it."""
     found = {float((a or b).replace(",", "")) for a, b in MONEY_AMOUNT.findall(request)}
     return found.pop() if len(found) == 1 else None
+
+
+_TOTAL = re.compile(r"\btotal\b(?:\s+(?:of|due|is|:))?\s*:?\s*", re.IGNORECASE)
+
+
+def document_amount(text: str) -> float | None:
+    """The amount a document is for: the one it calls the total ("Subtotal $1,345, GST
+    $134.50, total $1,479.50"), else the only amount it states; None when it names none or
+    several and no total."""
+    totals = []
+    for label in _TOTAL.finditer(text):
+        amount = MONEY_AMOUNT.match(text, label.end())
+        if amount:
+            totals.append(float((amount.group(1) or amount.group(2)).replace(",", "")))
+    if totals:
+        return totals[-1]
+    return _stated_amount(text)
 
 
 # How much closer in meaning a call must be to what the user allowed than to what they handed

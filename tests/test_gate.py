@@ -966,6 +966,49 @@ def test_a_purchase_s_facts_carry_the_price_and_its_currency() -> None:
     assert beans.competing == ["Paper cups "] and beans.competing_amounts == [9.0]
 
 
+def test_a_sent_quote_is_held_to_a_cap_by_its_total() -> None:
+    """A limit on amounts ("small jobs, under two grand") holds a document sent by the total
+    it states, not only by an amount the request happens to name."""
+    from agent.facts import call_facts
+    from ledger.scope import match_scope, parse_scope
+    from tools.runtime import ToolCall
+    from tools.world import World
+
+    world = World.model_validate(
+        {
+            "documents": [
+                {"id": "small", "title": "Quote Q-12 (itemised)", "body": "Total $1,479.50."},
+                {
+                    "id": "big",
+                    "title": "Quote Q-13 (itemised)",
+                    "body": "Subtotal $6,200, total $6,820.",
+                },
+            ],
+            "contacts": [{"name": "Lauren Cho", "email": "lauren@example.com", "relation": "ops"}],
+        }
+    )
+    scope = parse_scope(
+        "Small jobs, say under two grand, send the itemised one. The bigger contracts, ask me.",
+        TODAY,
+    )
+    small = call_facts(
+        ToolCall("c1", "send", {"to": "lauren@example.com", "document_id": "small"}),
+        "Send Lauren the quote.",
+        world,
+        TODAY,
+    )
+    assert small.amount == 1479.5
+    assert match_scope(scope, small).inside is True
+    big = call_facts(
+        ToolCall("c2", "send", {"to": "lauren@example.com", "document_id": "big"}),
+        "Send Lauren the quote.",
+        world,
+        TODAY,
+    )
+    assert big.amount == 6820
+    assert match_scope(scope, big).inside is False
+
+
 def test_an_invitation_s_facts_name_what_it_clashes_with() -> None:
     """The gate reads an RSVP together with what the invitation clashes with, so a rule
     about shift clashes is found for a cookout on a shift day."""

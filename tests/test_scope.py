@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from ledger.model import Scope
-from ledger.scope import CallFacts, ScopeMatch, match_scope, parse_scope, rule_times
+from ledger.scope import (
+    CallFacts,
+    ScopeMatch,
+    document_amount,
+    match_scope,
+    parse_scope,
+    rule_times,
+)
 from ledger.text import sentences
 
 TODAY = date(2025, 3, 10)  # a Monday
@@ -1581,3 +1588,48 @@ def test_a_word_the_episode_used_for_the_case_is_not_handed_back() -> None:
     )
     assert match_scope(with_context, call).inside is True
     assert match_scope(without, call).inside is False
+
+
+def test_the_scale_of_an_amount_is_not_a_kind_of_thing() -> None:
+    # "three thousand yen" is the cap, not a category the call must name.
+    scope = parse_scope(
+        "For the everyday stuff, under three thousand yen or so, that's ideal. Anything "
+        "pricier, check with me first.",
+        TODAY,
+        "For the everyday stuff, under three thousand yen or so",
+    )
+    assert scope.max_amount == 3000
+    assert not any(c.startswith("thousand") for c in scope.categories)
+    inside = facts(tool="purchase", request="We're out of rice.", amount=1800, currency="JPY")
+    assert match_scope(scope, inside).inside is True
+    over = facts(tool="purchase", request="We're out of rice.", amount=4200, currency="JPY")
+    assert match_scope(scope, over).inside is False
+
+
+def test_a_reason_is_not_the_limit() -> None:
+    # The limit clause picked out is a reason; the limit is what the reply allows around it.
+    scope = parse_scope(
+        "For the allotment, do that; it's the society's money and it has to last. The "
+        "tennis club, ask me.",
+        TODAY,
+        "it's the society's money and it has to last",
+    )
+    assert "allotment" in scope.categories
+    shed = facts(tool="purchase", request="The allotment shed needs a new padlock.")
+    assert match_scope(scope, shed).inside is True
+    club = facts(tool="purchase", request="The tennis club needs new nets.")
+    assert match_scope(scope, club).inside is False
+
+
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [
+        ("3 sessions at $400, report $145. Subtotal $1,345, GST $134.50, total $1,479.50.", 1479.5),
+        ("Quote for the parks crew. Total: $6,820 including GST.", 6820.0),
+        ("Uber receipt, airport run, $46.20", 46.2),
+        ("Two options: $120 or $180.", None),
+        ("Minutes of the March meeting.", None),
+    ],
+)
+def test_a_document_is_for_its_total(text: str, amount: float | None) -> None:
+    assert document_amount(text) == amount
