@@ -35,6 +35,7 @@ from ledger.classifier import action_type_of, detect_proposal, detect_user_rule
 from ledger.model import ActionType, Arrangement, Decision, Status, Turn, latest_version
 from ledger.text import (
     DECIDE_LATER,
+    EITHER_WAY,
     KEPT_BACK,
     POINTS_BACK_ONLY,
     STOPWORDS,
@@ -296,7 +297,7 @@ def weighted_terms(text: str) -> dict[str, float]:
     for sentence in sentences(letters(text)):
         # What a choice is weighed against is passed over: "$260 more than Saver",
         # "flexible over cheapest", "Main Cabin over Basic".
-        norm = _COMPARED.sub(" rather than ", normalize(sentence))
+        norm = _COMPARED.sub(" rather than ", EITHER_WAY.sub(" ", normalize(sentence)))
         # "keep names and phone numbers private": what is kept back is ruled out.
         norm = KEPT_BACK.sub(r" without \1", norm)
         base = 2.0 if _STANDING_CUE.search(norm) else 1.0
@@ -1591,8 +1592,9 @@ _DOMAIN_CUES = {
         r"refurbished|size|edition)\b|\$\d"
     ),
     ActionType.send: re.compile(
-        r"\b(?:send\w*|sent|e-?mail\w*|forward\w*|attach\w*|goes? out|went out|file (?:it|them)|"
-        r"share\w*|pdfs?|documents?|docs?|address|inbox|copy|copies|files?)\b|\w@\w"
+        r"\b(?:send\w*|sent|e-?mail\w*|forward\w*|attach\w*|go(?:es)? out|went out|"
+        r"file (?:it|them)|share\w*|pdfs?|documents?|docs?|address|inbox|copy|copies|files?)\b|"
+        r"\w@\w"
     ),
 }
 
@@ -1882,10 +1884,14 @@ class ReferencePolicy:
                 if latest.id != entry.id:
                     day = latest.updated_at.isoformat()
                     before = next((e for e in inp.ledger if e.id == latest.previous), entry)
+                    # The replacement keeps what the replaced rule was about (the request it
+                    # answered): "one copy of any choir music" covers a vocal score because
+                    # the first rule came from ordering one.
                     rule = Rule(
                         revision_words(latest, before),
                         latest.proposer.value,
                         (day, "", 0),
+                        latest.context or entry.context,
                         source="ledger",
                         replaced=before.content,
                     )
@@ -1931,11 +1937,13 @@ class ReferencePolicy:
                 # How many: as the request says, else as the rule says ("one apiece for
                 # all three"), else one.
                 quantity = stated_quantity(inp.request)
-                if quantity is None and text:
-                    quantity = stated_quantity(text)
+                if quantity is None and rule is not None:
+                    # The rule's own words, not what it passes over ("One copy from now on"
+                    # replacing "two copies every time" does not buy two).
+                    quantity = stated_quantity(rule.words)
                     # A count the item itself carries ("the fare with two 23kg bags" for
                     # "Seat + 2 checked bags") describes it; it is not how many to buy.
-                    if quantity in counts_of_item(text, product_text(product)):
+                    if quantity in counts_of_item(rule.words, product_text(product)):
                         quantity = None
                 call = ToolCall(
                     f"call_{n}",

@@ -2046,3 +2046,41 @@ def test_no_clear_meaning_pick_asks_which_item(glass: float | None) -> None:
 )
 def test_a_user_rule_asks_only_when_no_clause_still_acts(text: str, asks: bool) -> None:
     assert says_ask(text, "user") is asks
+
+
+def test_a_revision_keeps_what_the_rule_it_replaced_was_about(tmp_path: Path) -> None:
+    """ "One copy of any choir music" names no vocal score; the rule it replaced came from
+    ordering one, so the replacement still covers a vocal score and is followed."""
+    first = _session(
+        EPISODE,
+        "s1",
+        ("user", "I need the vocal score of the Rutter Gloria for the spring concert."),
+        (
+            "assistant",
+            "I've ordered two copies of the Rutter Gloria vocal score: one to pencil up and a "
+            "clean one for the performance. Shall I order two copies of choir music every time?",
+        ),
+        ("user", "Yes, do that."),
+    )
+    revision = _session(
+        LATER,
+        "s2",
+        (
+            "user",
+            "There are duplicates of everything cluttering the piano stool. One copy of any "
+            "choir music from now on, please.",
+        ),
+        ("assistant", "Understood, one copy from now on."),
+    )
+    agent = _agent(tmp_path, True, first, revision)
+    world = World.model_validate(
+        {"products": [{"id": "faure-vs", "title": "Fauré Requiem, vocal score", "price": 9.5}]}
+    )
+    result = agent.respond(
+        "Delroy picked the Fauré Requiem for the autumn concert, so I need the vocal score.",
+        PROBE,
+        world=world,
+    )
+    assert [(c["tool"], c["args"]) for c in result.executed] == [
+        ("purchase", {"product_id": "faure-vs", "quantity": 1})
+    ]
