@@ -47,6 +47,7 @@ from ledger.model import (
 from ledger.scope import KINDS, CallFacts, match_scope, rule_times
 from ledger.text import (
     DECIDE_LATER,
+    EITHER_WAY,
     KEPT_BACK,
     PASSED_OVER,
     POINTS_BACK_ONLY,
@@ -695,7 +696,7 @@ def _pick_scores(
     # whenever a scope leaves the board" does not point at the board president.
     turn = " ".join(ev.text for ev in entry.evidence[:1])
     stated = them_named(entry.content, turn)
-    content = PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(stated)))
+    content = PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", EITHER_WAY.sub(" ", normalize(stated))))
     rule = content_stems(_CONDITION.sub(" ", content)) - STOPWORDS
     said = content_stems(content) - STOPWORDS
     # What the rule itself passes over counts against an item that has it: "buy appliances
@@ -704,7 +705,9 @@ def _pick_scores(
     passed = content_stems(" ".join(m.group(0) for m in PASSED_OVER.finditer(norm_content)))
     passed -= STOPWORDS | rule
     for ev in entry.evidence[:1]:
-        said |= content_stems(PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", normalize(ev.text))))
+        said |= content_stems(
+            PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", EITHER_WAY.sub(" ", normalize(ev.text))))
+        )
         said -= STOPWORDS
     # A mailbox is matched as a whole (addressed_in), not by its words: "records@" does not
     # make a clinic the one a rule about "the complete records" sends to.
@@ -712,11 +715,11 @@ def _pick_scores(
     rivals = [content_stems(_ADDRESS_RE.sub(" ", c)) for c in others]
     shared = set().union(*rivals) if rivals else set()
 
-    raw = _with_turn(entry)
+    raw = EITHER_WAY.sub(" ", _with_turn(entry))
     # "send them to him instead": the one the turn names that the replaced rule did not
-    routed = entry.content
+    routed = EITHER_WAY.sub(" ", entry.content)
     if replaced is not None:
-        routed = routed_by_name(entry.content, raw, _with_turn(replaced))
+        routed = routed_by_name(routed, raw, _with_turn(replaced))
     asker = _names_no_recipient(entry.content, raw)
 
     def score(text: str, own: set[str], rest: set[str]) -> tuple[int, int]:

@@ -318,6 +318,11 @@ PASSED_OVER = re.compile(
 )
 
 
+# What a rule says does not matter picks nothing: "from whoever's cheapest, Farmlands or
+# not", "smart or not".
+EITHER_WAY = re.compile(r"\b[\w'-]+(?: [\w'-]+)? or not\b")
+
+
 def symbols(text: str) -> set[str]:
     """The emoji of a text: a bare "👀" can be the user's shorthand for a rule."""
     return {ch for ch in text if unicodedata.category(ch) == "So"}

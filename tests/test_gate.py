@@ -1554,3 +1554,26 @@ def test_a_class_of_recipients_in_the_rule_does_not_overrule_the_person_the_requ
         "a2", Status.confirmed, f"{rule} Send them through Sofia.", action=ActionType.send
     )
     assert decide([routed], facts).decision is not Decision.allow
+
+
+def test_a_name_the_rule_says_does_not_matter_picks_nothing() -> None:
+    """ "from whoever's cheapest, Officeworks or not" does not point at the Officeworks item:
+    buying the cheaper one elsewhere follows the rule."""
+    from agent.reference import rule_preference
+
+    words = "From now on buy printer ink from whoever's cheapest, Officeworks or not."
+    rule = entry("a1", Status.confirmed, words, ActionType.purchase, proposer=Proposer.user)
+    chosen = "HP 65XL black ink, Inkstation"
+    other = "HP 65XL black ink, Officeworks"
+    facts = CallFacts(
+        tool="purchase",
+        args={"product_id": "inkstation"},
+        request="The printer is out of black ink.",
+        entity_text=chosen,
+        amount=38.0,
+        competing=[other],
+        competing_amounts=[45.0],
+        choices=[(chosen, [other])],
+    )
+    assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
+    assert rule_preference(words, other) == rule_preference(words, chosen)
