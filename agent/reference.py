@@ -426,8 +426,10 @@ _FREE = re.compile(
 _BUSY = re.compile(
     # "lands on one of your shifts" is a clash; "lands on Kara's weeks" or "on a Wednesday"
     # is a condition of its own, not of the calendar
+    # "so they never land on your desk" is coming to you, not a clash either
     r"\b(?:lands? on(?! (?:an? |the )?(?:\w+'s|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
-    r"weekends?|weeknights?|weekdays?)\b)|running into|runs? into|clash\w*|conflict\w*|"
+    r"weekends?|weeknights?|weekdays?|(?:your|my|our) (?:desk|plate|lap|table|inbox|doorstep|"
+    r"radar))\b)|running into|runs? into|clash\w*|conflict\w*|"
     r"collid\w*|you're scheduled|you are scheduled|on shift|on top of)\b"
 )
 

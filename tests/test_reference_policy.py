@@ -2084,3 +2084,16 @@ def test_a_revision_keeps_what_the_rule_it_replaced_was_about(tmp_path: Path) ->
     assert [(c["tool"], c["args"]) for c in result.executed] == [
         ("purchase", {"product_id": "faure-vs", "quantity": 1})
     ]
+
+
+@pytest.mark.parametrize(
+    ("rule", "condition"),
+    [
+        ("Shall I turn them down as a rule so they never land on your desk?", None),
+        ("Want me to decline anything that lands on one of your shifts?", "busy"),
+    ],
+)
+def test_landing_on_your_desk_is_no_clash(rule: str, condition: str | None) -> None:
+    from agent.reference import calendar_condition
+
+    assert calendar_condition(rule) == condition
