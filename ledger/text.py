@@ -304,11 +304,12 @@ KEPT_BACK = re.compile(
 
 
 # What a rule passes over is no part of what it picks either: "the PDF rather than the Excel
-# file", "the tenders address, never an individual estimator".
+# file", "the tenders address, never an individual estimator", "no more summaries".
 # A preference said with "over" ("go Main Cabin over Basic") too, but not an amount, a time
 # or a place ("anything over $50", "over the holidays", "over there").
 PASSED_OVER = re.compile(
-    r"\b(?:rather than|instead of|in place of|not|never|without|skip|avoid)\b[^,.;:?!]*|"
+    r"\b(?:rather than|instead of|in place of|not|never|without|skip|avoid|no longer|"
+    r"no more(?! than))\b[^,.;:?!]*|"
     r"(?<=\w) over (?!(?:[$£€¥\d]|a|an|the|my|your|our|their|his|her|its|it|that|this|these|"
     r"those|there|here|to|by|for|at|about|around|roughly|budget|price|limit|night|nights|"
     r"weekend|weekends|summer|winter|christmas|easter|holidays|lunch|dinner|breakfast|time|"

@@ -1577,3 +1577,25 @@ def test_a_name_the_rule_says_does_not_matter_picks_nothing() -> None:
     )
     assert Gate(lambda: [rule]).check(facts, TODAY).decision == Decision.allow
     assert rule_preference(words, other) == rule_preference(words, chosen)
+
+
+def test_what_a_rule_has_no_more_of_is_not_what_it_picks() -> None:
+    """ "No more summaries: minutes go out in full" picks the full minutes; "no more than"
+    is an amount, and passes nothing over."""
+    rule = entry(
+        "a1",
+        Status.confirmed,
+        "No more summaries: from now on, minutes go out in full to whoever asks.",
+        ActionType.send,
+        proposer=Proposer.user,
+    )
+    full = "Site meeting 12, full minutes"
+    summary = "Site meeting 12, one-page summary"
+    older = "Site meeting 11, full minutes"
+    gate = Gate(lambda: [rule])
+    request = "Nomvula needs the minutes of site meeting 12."
+    facts = purchase(10.0, request, entity_text=full, choices=[(full, [summary, older])])
+    assert gate._support(rule, facts) >= 0
+    assert gate._consistent(rule, facts)
+    assert not gate._consistent(rule, choosing(summary, full, request))
+    assert "copies" in PASSED_OVER.sub(" ", "no more than two copies")
