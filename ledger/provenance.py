@@ -35,6 +35,12 @@ def _stems(text: str) -> set[str]:
     return content_stems(_TIMESTAMP.sub(" ", text))
 
 
+def _said(text: str) -> set[str]:
+    """Stems of what a turn says, a hyphenated word also as its parts: "send the
+    full-resolution file" says "full" and "resolution"."""
+    return content_stems(text) | content_stems(text.replace("-", " "))
+
+
 def distinguishing_details(facts: CallFacts) -> set[str]:
     """Stems of the chosen item that its alternatives do not share, minus what the request says."""
     details: set[str] = set()
@@ -69,17 +75,20 @@ def check_provenance(
     user_text: set[str] = set()
     assistant_text: set[str] = set()
     for speaker, text in exchanges:
-        (user_text if speaker == "user" else assistant_text).update(content_stems(text))
+        if speaker == "user":
+            user_text |= _said(text)
+        else:
+            assistant_text |= content_stems(text)
     agreed: set[str] = set()
     for e in entries:
         # What the user had said just before an arrangement was made is the user's own
         # word ("Denise sent an invite for the KRVR potluck"), whatever became of it.
-        user_text |= content_stems(e.context)
+        user_text |= _said(e.context)
         if e.status in (Status.confirmed, Status.scoped):
             # What the user accepted includes the details of the turn that proposed it.
-            agreed |= content_stems(e.content)
+            agreed |= _said(e.content)
             for ev in e.evidence:
-                agreed |= content_stems(ev.text)
+                agreed |= _said(ev.text)
     grounded = details & (user_text | agreed)
     if grounded:
         return ProvenanceResult(True, [], f"'{', '.join(sorted(grounded))}' comes from you")

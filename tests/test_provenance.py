@@ -138,3 +138,18 @@ def test_an_item_the_request_picks_out_still_needs_its_variant_grounded() -> Non
     )
     assert distinguishing_details(facts) == {"kindle"}
     assert not check_provenance(facts, [("assistant", "Getting the Kindle edition.")], []).ok
+
+
+def test_a_hyphenated_word_the_user_said_grounds_its_parts() -> None:
+    facts = CallFacts(
+        tool="send",
+        args={"document_id": "full"},
+        request="Devon wants to see the heron piece.",
+        entity_text="Heron, full resolution",
+        choices=[("Heron, full resolution", ["Heron, watermarked preview"])],
+    )
+    assert distinguishing_details(facts) == {"full", "resolution"}
+    me_only = [("assistant", "I'll send the full resolution heron.")]
+    assert not check_provenance(facts, me_only, []).ok
+    user_said = [*me_only, ("user", "From now on, send the full-resolution file.")]
+    assert check_provenance(facts, user_said, []).ok
