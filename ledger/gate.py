@@ -676,6 +676,12 @@ def _quantity_verdict(entry: Arrangement, facts: CallFacts) -> int:
     return 1 if want == got else -1
 
 
+def _choosing_words(text: str) -> str:
+    """A rule's words that can pick an item: without what it keeps back, passes over or says
+    does not matter."""
+    return PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", EITHER_WAY.sub(" ", normalize(text))))
+
+
 def _pick_scores(
     entry: Arrangement,
     chosen_text: str,
@@ -696,7 +702,7 @@ def _pick_scores(
     # whenever a scope leaves the board" does not point at the board president.
     turn = " ".join(ev.text for ev in entry.evidence[:1])
     stated = them_named(entry.content, turn)
-    content = PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", EITHER_WAY.sub(" ", normalize(stated))))
+    content = _choosing_words(stated)
     rule = content_stems(_CONDITION.sub(" ", content)) - STOPWORDS
     said = content_stems(content) - STOPWORDS
     # What the rule itself passes over counts against an item that has it: "buy appliances
@@ -705,9 +711,7 @@ def _pick_scores(
     passed = content_stems(" ".join(m.group(0) for m in PASSED_OVER.finditer(norm_content)))
     passed -= STOPWORDS | rule
     for ev in entry.evidence[:1]:
-        said |= content_stems(
-            PASSED_OVER.sub(" ", KEPT_BACK.sub(" ", EITHER_WAY.sub(" ", normalize(ev.text))))
-        )
+        said |= content_stems(_choosing_words(ev.text))
         said -= STOPWORDS
     # A mailbox is matched as a whole (addressed_in), not by its words: "records@" does not
     # make a clinic the one a rule about "the complete records" sends to.

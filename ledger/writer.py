@@ -27,7 +27,7 @@ from ledger.classifier import (
     one_time_acceptance,
     reports_action,
 )
-from ledger.model import Act, Arrangement, Evidence, Proposer, Status, Turn
+from ledger.model import Act, Arrangement, Evidence, Proposer, Scope, Status, Turn
 from ledger.scope import parse_scope
 from ledger.store import Change, LedgerEvent, LedgerStore
 from ledger.text import content_stems, normalize, sentences, stem
@@ -221,14 +221,7 @@ class LedgerWriter:
         status = _STATUS_FOR_ACT.get(act, Status.pending)
         update: dict[str, object] = {"status": status}
         if status == Status.scoped and reply is not None:
-            update["scope"] = parse_scope(
-                reply.text,
-                reply.session_date,
-                result.scope,
-                result.proposal.text,
-                turn.text,
-                base.context,
-            )
+            update["scope"] = _scope_of(reply, result, turn, base)
         reasons = {
             Act.accept: "the user accepted the proposal",
             Act.scoped: "the user accepted the proposal within a scope",
@@ -266,14 +259,7 @@ class LedgerWriter:
             "consumed": used,
         }
         if result.act == Act.scoped:
-            update["scope"] = parse_scope(
-                reply.text,
-                reply.session_date,
-                result.scope,
-                result.proposal.text,
-                turn.text,
-                base.context,
-            )
+            update["scope"] = _scope_of(reply, result, turn, base)
         reason = "the user accepted the proposal for one time only, not as a standing rule"
         if used:
             reason += "; that one time was used in the same session"
@@ -407,6 +393,15 @@ class LedgerWriter:
 # revises (see _related). Set on the development histories' revisions (corpus and fresh
 # development personas: 146 -> 150 of 153 linked right); held-out and blind ones checked.
 WORD_WEIGHT = 0.25
+
+
+def _scope_of(reply: Turn, result: Classification, turn: Turn, base: Arrangement) -> Scope:
+    """The scope of a limited acceptance, read with the episode it answers: the proposal,
+    the turn that made it and the request before it."""
+    assert result.proposal is not None
+    return parse_scope(
+        reply.text, reply.session_date, result.scope, result.proposal.text, turn.text, base.context
+    )
 
 
 def _action_factor(action: object, entry: Arrangement) -> float:
