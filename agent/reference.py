@@ -47,6 +47,7 @@ from ledger.text import (
     normalize,
     routed_by_name,
     sentences,
+    shorthands,
     stated_quantity,
     stem,
     them_named,
@@ -822,7 +823,8 @@ def overridden_by_request(
     top = max((fit(i) for i in items), default=0.0)
     best = set().union(*(x for i, x in zip(items, texts, strict=True) if fit(i) == top))
     said = term_set(request, _ACTION_NOISE)
-    named = (_specifics(request) & best) - everywhere
+    # the rule's own name for its item ("the Sunday special") names nothing else
+    named = (_specifics(request) & best) - everywhere - name_terms(rule)
     out = set()
     for word in _specifics(rule) & set(weighted_terms(rule)):
         if word in said or word in everywhere or not any(word in x for x in texts):
@@ -974,6 +976,11 @@ def choose(
     return pool[0] if len(pool) == 1 else None
 
 
+def name_terms(rule: str) -> frozenset[str]:
+    """The terms of the names a rule gives its item ("the Friday feast", "the usual")."""
+    return frozenset(t for phrase in shorthands(rule) for t in term_set(phrase, _ACTION_NOISE))
+
+
 def choose_among(
     items: list[dict[str, Any]],
     request: str,
@@ -988,6 +995,11 @@ def choose_among(
     the working file, when the rule says proofs).
     """
     want = term_set(request, _ACTION_NOISE) | _ordinals(request)
+    if rule:
+        # The rule's own name for its item ("call it 'the Friday feast' and I'll know you
+        # mean this one") names the rule's item: its words are not words to find in the
+        # titles (not the "Bombay Feast"), in the request or in the rule.
+        want -= name_terms(rule)
     items = _coded(items, want, text_of, request)
     rule_picks = False  # the rule's words set some of the request's items apart
 
@@ -1002,7 +1014,7 @@ def choose_among(
         # stray word), every item is in the running and the rule picks.
         near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
         near = _sized_up(near or list(items), request, rule, text_of)
-        overridden = overridden_by_request(rule, request, near, fit, text_of)
+        overridden = overridden_by_request(rule, request, near, fit, text_of) | name_terms(rule)
         # What every item says tells none apart ("not the Canon Store" among Canon lenses):
         # only the words some items lack count for or against them.
         if len(near) > 1:
@@ -1981,7 +1993,8 @@ class ReferencePolicy:
             return None
         query = search_query(rule.text)
         done = {str(s.call.args.get("query")) for s in inp.steps if s.call.name == tool}
-        if query in done or any(rule_preference(rule.words, text_of(i)) > 0 for i in items):
+        named = name_terms(rule.words)  # "the Friday feast" finds no Bombay Feast
+        if query in done or any(rule_preference(rule.words, text_of(i), named) > 0 for i in items):
             return None
         return ToolCall(f"call_{n}", tool, {"query": query})
 

@@ -550,8 +550,11 @@ _NUMBER_WORDS = {
 }
 # "three of them", "two copies", "a pair", "one apiece for all three", "4 packs"
 _QUANTITY = re.compile(
-    r"\b(?:(?P<word>two|three|four|five|six|seven|eight|nine|ten)\b(?! (?:days?|weeks?|"
-    r"months?|years?|hours?|minutes?|pm|am|o'clock|times|" + CURRENCY_WORD + r")\b)|"
+    # "you three get this", "we two": people, not how many
+    r"\b(?<!\byou )(?<!\bwe )(?<!\bus )(?<!\bthey )(?:(?P<word>two|three|four|five|six|seven|eight|nine|ten)\b(?! (?:days?|weeks?|"
+    r"months?|years?|hours?|minutes?|pm|am|o'clock|times|" + CURRENCY_WORD + r")\b)"
+    # "two of his uni mates" are people, not how many to buy
+    r"(?! of (?:his|her|my|our|their|your)\b)|"
     r"a (?P<pair>pair|dozen)\b|(?P<digits>\d{1,2}) (?:of (?:them|those|these)|copies|packs?|"
     r"boxes|bags|cases|units|pairs|sets|bottles|tickets)\b|for (?:all|each of the) "
     r"(?P<all>two|three|four|five|six)\b|(?P<both>both) of (?:them|us))"

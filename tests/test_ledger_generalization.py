@@ -374,6 +374,10 @@ def test_an_unaccepted_proposal_on_top_is_never_traded_for_an_agreed_rule() -> N
         ("A pair of wool socks.", 2),
         ("The 10x25 binoculars, $64.95, on the 15th, for two weeks.", None),
         ("Three or two, I'm not sure.", None),
+        # people, not how many
+        ("Chidi and two of his mates are staying over.", None),
+        ("You three get this most Fridays.", None),
+        ("Order two of them.", 2),
     ],
 )
 def test_stated_quantity(text: str, n: int | None) -> None:

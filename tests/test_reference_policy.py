@@ -2097,3 +2097,57 @@ def test_landing_on_your_desk_is_no_clash(rule: str, condition: str | None) -> N
     from agent.reference import calendar_condition
 
     assert calendar_condition(rule) == condition
+
+
+# -- a name the rule gives its item ------------------------------------------------------------
+
+SUNDAY_SPECIAL = _session(
+    EPISODE,
+    "s1",
+    ("user", "Can you get us dinner delivered? Same as usual."),
+    (
+        "assistant",
+        "Ordered the Harbour Grill Family Box, $38, arriving around 6. You four get this most "
+        'Sundays; want to just call it "the Sunday special" and I\'ll know you mean this one?',
+    ),
+    ("user", "Yes, from now on that's what the Sunday special means."),
+    ("assistant", 'Got it: "the Sunday special" is the Harbour Grill Family Box.'),
+)
+
+
+def dinner_world() -> World:
+    return World.model_validate(
+        {
+            "products": [
+                {
+                    "id": "hg-family-box",
+                    "title": "Harbour Grill Family Box: 4 burgers, fries, slaw",
+                    "price": 38.0,
+                },
+                {
+                    "id": "hg-veggie-family-box",
+                    "title": "Harbour Grill Veggie Family Box: 4 bean burgers, fries, slaw",
+                    "price": 36.0,
+                },
+                {
+                    "id": "rosies-sunday-special",
+                    "title": "Rosie's Sunday Special roast dinner for two",
+                    "price": 42.0,
+                },
+            ]
+        }
+    )
+
+
+def test_a_name_the_rule_gives_its_item_picks_the_rule_s_item(tmp_path: Path) -> None:
+    # The request's search finds only the item whose title has the name's words ("Rosie's
+    # Sunday Special"); the name means the rule's item, so the policy searches in the
+    # rule's words and buys one Family Box ("two of her kids" are people, not a count).
+    agent = _agent(tmp_path, True, SUNDAY_SPECIAL)
+    result = agent.respond(
+        "My sister and two of her kids are over tonight. Order the Sunday special for about 6.",
+        PROBE,
+        world=dinner_world(),
+    )
+    assert _calls(result) == [("purchase", {"product_id": "hg-family-box"})]
+    assert result.executed[0]["args"]["quantity"] == 1
