@@ -551,7 +551,8 @@ _NUMBER_WORDS = {
 # "three of them", "two copies", "a pair", "one apiece for all three", "4 packs"
 _QUANTITY = re.compile(
     # "you three get this", "we two": people, not how many
-    r"\b(?<!\byou )(?<!\bwe )(?<!\bus )(?<!\bthey )(?:(?P<word>two|three|four|five|six|seven|eight|nine|ten)\b(?! (?:days?|weeks?|"
+    r"\b(?<!\byou )(?<!\bwe )(?<!\bus )(?<!\bthey )"
+    r"(?:(?P<word>two|three|four|five|six|seven|eight|nine|ten)\b(?! (?:days?|weeks?|"
     r"months?|years?|hours?|minutes?|pm|am|o'clock|times|" + CURRENCY_WORD + r")\b)"
     # "two of his uni mates" are people, not how many to buy
     r"(?! of (?:his|her|my|our|their|your)\b)|"
