@@ -243,3 +243,34 @@ def test_the_session8_blind_batteries_by_counts(
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
     assert wrong <= wrong_accepts
+
+
+@pytest.mark.parametrize(
+    ("battery", "accepts", "wrong_accepts", "limits_as_accepts"),
+    [
+        ("heldout_blind9.jsonl", 39, 3, 1),
+        ("heldout_blind10.jsonl", 44, 2, 10),
+        ("heldout_blind11.jsonl", 27, 10, 7),
+    ],
+)
+def test_the_session22_blind_batteries_by_counts(
+    model: reply_model.ReplyModel,
+    battery: str,
+    accepts: int,
+    wrong_accepts: int,
+    limits_as_accepts: int,
+) -> None:
+    """Three batteries written blind to the code in session 22 (blind9: 60 episodes, blind10
+    and blind11: 70 episodes, each x accept / scoped / reject / no_uptake; acceptances mostly
+    without a yes-word, many with "only", "never" or "every" in a reason or an idiom), kept
+    out of training and never read: counts only. Measured at the session's start: blind9
+    accept 39/60, refusals or unrelated replies read as acceptances 3, limits read as
+    acceptances 1; blind10 44/70, 2, 10; blind11 27/70, 10, 7. Retraining the reply model
+    with blind10 and blind11 added read 3 more blind9 acceptances but lost one of blind6, and
+    in the benchmark replays set 3 development probes right and 2 unread ones wrong (1 right):
+    not kept. Floors and ceilings against regressions."""
+    counts = _counts(model, battery)
+    assert counts.get(("accept", "accept"), 0) >= accepts
+    wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
+    assert wrong <= wrong_accepts
+    assert counts.get(("scoped", "accept"), 0) <= limits_as_accepts
