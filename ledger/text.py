@@ -627,6 +627,7 @@ _THERE = re.compile(
     r"\b(?:send|sent|route|routed|forward|forwarded|go|goes|file)\w* "
     r"(?:\w+ ){0,3}?there\b"
 )
+_POSSESSIVE_NAME = re.compile(r"\b[A-Z][a-z][\w-]*'s\b")
 _MAILBOX = re.compile(r"([\w.+-]+)@(?:[\w-]+(?:\.[\w-]+)+)?")
 
 
@@ -642,10 +643,12 @@ def addressees(text: str, refer: str = "") -> tuple[set[str], set[str]]:
     mailboxes = {m.group(1).lower() for m in _MAILBOX.finditer(text)}
     names: set[str] = set()
     pronoun = False
+    plural = True  # only "them": a guest list, whose names a possessive does not give
     for match in _ROUTED_TO.finditer(text):
         target = match.group(1)
         if target in ("him", "her", "them"):
             pronoun = True
+            plural = plural and target == "them"
             continue
         # "through Okada-san": an honorific is no part of the name
         names |= {_HONORIFIC.sub("", w.lower().removesuffix("'s")) for w in target.split()}
@@ -654,7 +657,12 @@ def addressees(text: str, refer: str = "") -> tuple[set[str], set[str]]:
         # "route repair reports there": where the turn said it sent the first one
         mailboxes = {m.group(1).lower() for m in _MAILBOX.finditer(_NOT_TO.sub(" ", refer))}
     if pronoun and not names:
-        names = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(refer or text)}
+        said = refer or text
+        if plural:
+            # "send them the sheet with Fer's number": whose number it is says nothing of
+            # whom "them" means
+            said = _POSSESSIVE_NAME.sub(" ", said)
+        names = {w.lower().removesuffix("'s") for w in _CAPITALISED.findall(said)}
     return names, mailboxes
 
 

@@ -2151,3 +2151,26 @@ def test_a_name_the_rule_gives_its_item_picks_the_rule_s_item(tmp_path: Path) ->
     )
     assert _calls(result) == [("purchase", {"product_id": "hg-family-box"})]
     assert result.executed[0]["args"]["quantity"] == 1
+
+
+def test_whose_number_a_sheet_carries_is_not_whom_them_means() -> None:
+    """ "I'll send them the welcome sheet with the lockbox code, Tomás's number and the wifi":
+    "them" are the guests, not Tomás, whose number the sheet carries; the cousin the request
+    names gets it."""
+    rule = (
+        "I'll send them the one-page welcome sheet with the lockbox code, Tomás's number and "
+        "the wifi, rather than the long manual. Should that be what every guest at the cabin "
+        "gets from now on?"
+    )
+    contacts = [
+        {"name": "Beatriz Lago", "email": "bea.lago@example.com", "relation": "cousin"},
+        {
+            "name": "Tomás Vidal",
+            "email": "tomas.vidal@example.com",
+            "relation": "looks after the cabin",
+        },
+        {"name": "Inés Lago", "email": "ines.lago@example.com", "relation": "sister"},
+    ]
+    request = "My cousin Bea and her partner are staying at the cabin next weekend. Get them what they need."
+    chosen = choose_recipient(contacts, request, rule, rule)
+    assert chosen is not None and chosen["name"] == "Beatriz Lago"
