@@ -1706,6 +1706,13 @@ def rank_rules(
     lexical = lexical_relevance(situation, rules)
     contexts = similarity(request, [r.context or "" for r in rules])
     cores = similarity(request, [core_text(r) for r in rules])
+    # A rule that replaced another governs what that one was about ("park the animal-testing
+    # thing ... get me whatever's cheapest" replaced a rule about toiletries).
+    replaced = similarity(request, [r.replaced for r in rules])
+    cores = [
+        max(core, was) if rule.replaced else core
+        for core, was, rule in zip(cores, replaced, rules, strict=True)
+    ]
     follows = similarity(request, [r.follow or "" for r in rules])
     for i, rule in enumerate(rules):
         rule.action = domain_of(rule)

@@ -2174,3 +2174,23 @@ def test_whose_number_a_sheet_carries_is_not_whom_them_means() -> None:
     request = "My cousin Bea and her partner are staying at the cabin next weekend. Get them what they need."
     chosen = choose_recipient(contacts, request, rule, rule)
     assert chosen is not None and chosen["name"] == "Beatriz Lago"
+
+
+def test_a_rule_that_replaced_another_governs_what_that_one_was_about() -> None:
+    """ "Money's tight, park the animal-testing thing: get me whatever's cheapest" replaced a
+    rule about shampoo; a shampoo request finds it by the replaced rule's words too."""
+    from agent.reference import Rule, rank_rules
+    from ledger.model import ActionType
+
+    def overlap(query: str, texts: list[str]) -> list[float]:
+        q = set(query.lower().replace("?", "").split())
+        return [len(q & set(t.lower().replace("?", "").split())) / 4 for t in texts]
+
+    said = "Money's tight, so park the animal-testing thing. From now on just get me whatever's cheapest."
+    old = "Want me to pick the cruelty-free option whenever I'm buying shampoo for you?"
+    request = "Can you order me some shampoo?"
+    revision = Rule(said, "user", ("2027-01-20", "s2", 0), replaced=old)
+    plain = Rule(said, "user", ("2027-01-20", "s2", 0))
+    ranked = rank_rules([revision, plain], request, set(), ActionType.purchase, [], overlap)
+    assert ranked[0] is revision
+    assert revision.detail["core"] == overlap(request, [old])[0] > plain.detail["core"]
