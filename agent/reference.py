@@ -388,7 +388,7 @@ _RESPONSE_CUES = {
         r"(?:i'm|you're) in|take (?:them|it|those|the next)|say yes)\b"
     ),
     "no": re.compile(
-        r"\b(?:decline|declines|declined|declining|turn (?:it|them|those|these)? ?down|"
+        r"\b(?:decline|declines|declined|declining|turn (?:[\w']+ ){0,4}?down|"
         r"turned down|turning down|(?:a|say|saying|rsvp|reply|answer|polite|flat) no|regrets|"
         r"can't make it)\b"
     ),

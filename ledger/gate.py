@@ -122,8 +122,9 @@ _EXPLICIT_VERBS = {
 }
 
 
-# "turn those down", "turning the dinners down": the object sits inside the phrase.
-_SPLIT_PHRASES = re.compile(r"\bturn(?:s|ed|ing)? (?:\w+ ){1,3}?down\b")
+# "turn those down", "turning the dinners down", "turn every one of them down": the object
+# sits inside the phrase.
+_SPLIT_PHRASES = re.compile(r"\bturn(?:s|ed|ing)? (?:\w+ ){1,4}?down\b")
 
 
 # A cue word that answers nothing here: "they can pass them on" forwards, it does not decline

@@ -490,6 +490,17 @@ def test_implied_response() -> None:
     assert implied_response(offer) == "no"
 
 
+def test_turning_every_one_of_them_down_is_a_no() -> None:
+    """The object may sit inside "turn ... down" with several words: the gate and the policy
+    read the same answer from the rule."""
+    from agent.reference import implied_response as policy_response
+
+    rule = "I can turn every one of them down for you with a courteous word of thanks, if you like."
+    assert implied_response(rule) == "no"
+    assert policy_response(rule) == "no"
+    assert policy_response("Turn the vendor ones down.") == "no"
+
+
 # --- rules found by the times they name ----------------------------------------------------
 
 LATE = "Should I decline anything that starts at seven or later by default?"
