@@ -1014,6 +1014,10 @@ def choose_among(
         # stray word), every item is in the running and the rule picks.
         near = [i for i in items if (fit(i) > 0 or best <= 1.0) and fit(i) >= best - 1.0]
         near = _sized_up(near or list(items), request, rule, text_of)
+        if len(near) > 1 and _CURRENT.search(normalize(request)):
+            # "needs a current W-9": the request asks for the newest of what it names, which
+            # the rule's words for the first case (its address, its year) do not overrule.
+            near = _newest(near, text_of)
         overridden = overridden_by_request(rule, request, near, fit, text_of) | name_terms(rule)
         # What every item says tells none apart ("not the Canon Store" among Canon lenses):
         # only the words some items lack count for or against them.
@@ -1216,6 +1220,8 @@ def _plain_unit(
     return items
 
 
+# The request asks for the newest version of what it names.
+_CURRENT = re.compile(r"\b(?:current|latest|newest|most recent|up[- ]to[- ]date)\b")
 _RECENT = re.compile(
     r"\b(?:sent|came|come in|arrived|just|new|newest|latest|current|up[- ]to[- ]date|last week|"
     r"recent\w*|got)\b"

@@ -2194,3 +2194,28 @@ def test_a_rule_that_replaced_another_governs_what_that_one_was_about() -> None:
     ranked = rank_rules([revision, plain], request, set(), ActionType.purchase, [], overlap)
     assert ranked[0] is revision
     assert revision.detail["core"] == overlap(request, [old])[0] > plain.detail["core"]
+
+
+def test_a_request_for_the_current_one_is_not_overruled_by_the_rule_s_words() -> None:
+    """ "Needs a current certificate": the newest of the documents the request names, though
+    the rule's words ("office addresses") happen to fit the old one ("old address")."""
+    from agent.reference import choose_among, document_text
+
+    docs = [
+        {
+            "id": "coi-2026",
+            "title": "Certificate of insurance, Ana Ruiz Sound (2026)",
+            "body": "General liability, policy year 2026.",
+        },
+        {
+            "id": "coi-2025",
+            "title": "Certificate of insurance, Ana Ruiz Sound (2025, old address)",
+            "body": "General liability, policy year 2025. Previous address on Elm Street.",
+        },
+    ]
+    rule = (
+        "Sent your certificate of insurance to the venue's office. Want me to send it whenever "
+        "a venue asks? Understood: venue office addresses get the certificate."
+    )
+    request = "The Orchard Hall office needs a current certificate of insurance before the gig."
+    assert [d["id"] for d in choose_among(docs, request, rule, document_text)] == ["coi-2026"]
