@@ -1470,14 +1470,21 @@ _ANSWERS = re.compile(
 _SENDER = re.compile(r"^\s*(.*?)\s*<([^<>@\s]+@[^<>\s]+)>\s*$|^\s*([^<>@\s]+@[^<>\s]+)\s*$")
 
 
-def referred_message(inbox: list[dict[str, Any]], request: str) -> dict[str, Any] | None:
+def referred_message(
+    inbox: list[dict[str, Any]], request: str, contacts: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
     """The one message of the inbox the request speaks of, by the words they share (who
-    wrote, what about); none when no message or more than one fits as well."""
+    wrote, what about, and what the sender is when they are a contact: "the District
+    Council" for GDC's compliance address); none when no message or more than one fits as
+    well."""
     want = term_set(request, _ACTION_NOISE)
-    scores = [
-        (_overlap(want, term_set(f"{m.get('from', '')} {message_text(m)}", _ACTION_NOISE)), m)
-        for m in inbox
-    ]
+
+    def text(m: dict[str, Any]) -> str:
+        sender = sender_contact(m, contacts or [])
+        known = contact_text(sender) if sender is not None else ""
+        return f"{m.get('from', '')} {known} {message_text(m)}"
+
+    scores = [(_overlap(want, term_set(text(m), _ACTION_NOISE)), m) for m in inbox]
     best = max((score for score, _ in scores), default=0)
     top = [m for score, m in scores if score == best]
     return top[0] if best >= 2 and len(top) == 1 else None
@@ -2060,7 +2067,7 @@ class ReferencePolicy:
         contact = choose_recipient(seen.contacts, inp.request, text, standing)
         # "There's an email from the chap buying our store lambs": the message the request
         # points at says who wrote (the one to answer) and what they asked for.
-        message = referred_message(seen.inbox, inp.request)
+        message = referred_message(seen.inbox, inp.request, seen.contacts)
         asked = inp.request
         if message is not None:
             asked = f"{inp.request} {message_text(message)}"

@@ -2219,3 +2219,33 @@ def test_a_request_for_the_current_one_is_not_overruled_by_the_rule_s_words() ->
     )
     request = "The Orchard Hall office needs a current certificate of insurance before the gig."
     assert [d["id"] for d in choose_among(docs, request, rule, document_text)] == ["coi-2026"]
+
+
+def test_a_message_is_known_by_what_its_sender_is() -> None:
+    """ "Something's come in from the District Council about our records": the council's
+    compliance team wrote from an address that does not say "District Council"; the contact
+    it belongs to does. A stranger's message is known by its own words only."""
+    inbox = [
+        {
+            "id": "msg-council",
+            "from": "WDC Compliance <compliance@wdc.test>",
+            "subject": "Water use records",
+            "body": "Please send your irrigation log for the last season.",
+        },
+        {
+            "id": "msg-market",
+            "from": "Jo Hale <jo@market.test>",
+            "subject": "Summer roster",
+            "body": "The roster for the summer markets is attached.",
+        },
+    ]
+    contacts = [
+        {
+            "name": "WDC Compliance",
+            "email": "compliance@wdc.test",
+            "relation": "Westvale District Council compliance team",
+        }
+    ]
+    request = "Something's come in from the District Council about our records."
+    assert referred_message(inbox, request) is None  # one word in common: not enough
+    assert referred_message(inbox, request, contacts)["id"] == "msg-council"
