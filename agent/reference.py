@@ -222,11 +222,15 @@ def letters(text: str) -> str:
     return _LETTER.sub(lambda m: f" ltr{ord(m.group(1)) - ord('A'):02d} ", text)
 
 
+# A model code said with or without its hyphen is one word: "the W3" is the "W-3" marker.
+_CODE_HYPHEN = re.compile(r"\b([a-z]{1,2})-(\d{1,3})\b")
+
+
 @lru_cache(maxsize=65536)
 def _terms(text: str, noise: frozenset[str]) -> tuple[str, ...]:
     drop = _NOISE | noise
     drop_forms = _forms(frozenset(drop))
-    norm = re.sub(r"'s\b", "", canonical(letters(text)))
+    norm = _CODE_HYPHEN.sub(r"\1\2", re.sub(r"'s\b", "", canonical(letters(text))))
     out = []
     for word in re.findall(r"[a-z0-9]+(?:'[a-z]+)?", norm):
         word = _SYNONYMS.get(word, word)

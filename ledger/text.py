@@ -552,6 +552,9 @@ _NUMBER_WORDS = {
 _QUANTITY = re.compile(
     # "you three get this", "we two": people, not how many
     r"\b(?<!\byou )(?<!\bwe )(?<!\bus )(?<!\bthey )"
+    # "the pigment liner set of six": what the item holds, not how many of it
+    r"(?<!\bset of )(?<!\bpack of )(?<!\bbox of )(?<!\bcase of )(?<!\bbag of )(?<!\bkit of )"
+    r"(?<!\btin of )(?<!\bcarton of )(?<!\bbundle of )"
     r"(?:(?P<word>two|three|four|five|six|seven|eight|nine|ten)\b(?! (?:days?|weeks?|"
     r"months?|years?|hours?|minutes?|pm|am|o'clock|times|" + CURRENCY_WORD + r")\b)"
     # "two of his uni mates" are people, not how many to buy

@@ -378,6 +378,9 @@ def test_an_unaccepted_proposal_on_top_is_never_traded_for_an_agreed_rule() -> N
         ("Chidi and two of his mates are staying over.", None),
         ("You three get this most Fridays.", None),
         ("Order two of them.", 2),
+        # what the item holds, not how many of it
+        ("Ordering the pigment liner set of six again.", None),
+        ("A pack of two, like last time.", None),
     ],
 )
 def test_stated_quantity(text: str, n: int | None) -> None:

@@ -2249,3 +2249,17 @@ def test_a_message_is_known_by_what_its_sender_is() -> None:
     request = "Something's come in from the District Council about our records."
     assert referred_message(inbox, request) is None  # one word in common: not enough
     assert referred_message(inbox, request, contacts)["id"] == "msg-council"
+
+
+def test_a_model_code_is_one_word_with_or_without_its_hyphen() -> None:
+    """ "My warm gray marker, the W3": the "W-3" marker, not the W-5 or the set."""
+    from agent.reference import choose_among, product_text
+
+    markers = [
+        {"id": "w3", "title": "Copic Sketch marker W-3 Warm Gray No. 3", "price": 8.0},
+        {"id": "w5", "title": "Copic Sketch marker W-5 Warm Gray No. 5", "price": 8.0},
+        {"id": "set", "title": "Copic Sketch warm gray set of 6", "price": 45.0},
+    ]
+    request = "My warm gray marker, the W3, is completely dry."
+    rule = "Reorder exactly what I got last time whenever you tell me a pen or marker ran out."
+    assert [m["id"] for m in choose_among(markers, request, rule, product_text)] == ["w3"]
