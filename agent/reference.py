@@ -1225,10 +1225,11 @@ def _plain_unit(
 
 
 # The request asks for the newest version of what it names.
-_CURRENT = re.compile(r"\b(?:current|latest|newest|most recent|up[- ]to[- ]date)\b")
+_CURRENT_WORDS = r"current|latest|newest|most recent|up[- ]to[- ]date"
+_CURRENT = re.compile(rf"\b(?:{_CURRENT_WORDS})\b")
+# The request speaks of something that came lately: the newest of equal items.
 _RECENT = re.compile(
-    r"\b(?:sent|came|come in|arrived|just|new|newest|latest|current|up[- ]to[- ]date|last week|"
-    r"recent\w*|got)\b"
+    rf"\b(?:sent|came|come in|arrived|just|new|{_CURRENT_WORDS}|last week|recent\w*|got)\b"
 )
 _DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b|\b(\d{4})-(\d{2})-(\d{2})\b")
 
@@ -1725,11 +1726,11 @@ def rank_rules(
     cores = similarity(request, [core_text(r) for r in rules])
     # A rule that replaced another governs what that one was about ("park the animal-testing
     # thing ... get me whatever's cheapest" replaced a rule about toiletries).
-    replaced = similarity(request, [r.replaced for r in rules])
-    cores = [
-        max(core, was) if rule.replaced else core
-        for core, was, rule in zip(cores, replaced, rules, strict=True)
-    ]
+    # (only those rules are compared: no embedding of the empty text of every other rule)
+    revisions = [i for i, r in enumerate(rules) if r.replaced]
+    was = similarity(request, [rules[i].replaced for i in revisions])
+    for i, score in zip(revisions, was, strict=True):
+        cores[i] = max(cores[i], score)
     follows = similarity(request, [r.follow or "" for r in rules])
     for i, rule in enumerate(rules):
         rule.action = domain_of(rule)
