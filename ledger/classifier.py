@@ -2065,6 +2065,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         or reject_cue
         or limit_cue
         or acknowledged
+        or _ALL_BACK.search(norm)  # "Ask every time. My shifts are all over the place."
     )
     if unrelated and not (
         _refers_to_task(task_part, user) or _scorns_the_other(user, proposal.text)
@@ -2346,7 +2347,19 @@ _ALL_BACK = re.compile(
     # "I'll send them myself", "let me order those myself"
     r"\b(?:i'll|i will|let me|we'll|we will) (?:\w+ ){1,3}?(?:myself|ourselves)\b|"
     r"\b(?:i'd rather|i would rather|i'd prefer to|i prefer to) (?!you\b)\w+|"
-    r"\bdon't (?:sign|book|accept|order|send|rsvp|reply|answer|put|buy|confirm)\b"
+    r"\bdon't (?:sign|book|accept|order|send|rsvp|reply|answer|put|buy|confirm)\b|"
+    # "Ask every time.", "so ask each time": an order to ask ("no need to ask each time" is
+    # none)
+    r"(?:^|[,;:]\s*|\b(?:so|just|please|then) )ask\b[^.;!?]{0,30}?\b(?:each|every) (?:time|one)\b|"
+    # "The committee must agree every time", "I'll compare each month", "I need to say yes
+    # to each one properly"
+    r"\b(?:must|need to|needs to|have to|has to|i'll|i will|we'll|we will) (?:\w+ ){0,1}"
+    r"(?:agree|approve|compare|judge|decide|vet|review|say yes)\b[^.;!?]{0,20}?\b(?:each|every)"
+    r"\b|"
+    # "I read every one of those letters first", "we check each one first"
+    r"\b(?:i|we) (?:read|check|vet|review|see) (?:each|every)\b[^.;!?]{0,40}?\bfirst\b|"
+    # "Leave the ordering to me."
+    r"\bleave (?:the \w+ing|the \w+ing side) (?:to|with) (?:me|us)\b"
 )
 _ONE_OFF_ONLY = re.compile(r"\b(?:this time|this one|for now|this once|just this|that one)\b")
 
@@ -2391,9 +2404,25 @@ def _hands_everything_back(user: str) -> bool:
         does = _IMPERATIVE.match(clause) and not re.match(
             r"(?:don't|do not|never|let|ask)\b", clause
         )
+        # "Good thinking, but I'd rather look each time": praise of the offer, then turned
+        # against, allows nothing.
+        if _PRAISE_ONLY.match(clause) and _TURN_AGAINST.search(norm):
+            continue
         if ACCEPT_CUE.search(clause) or _APPROVING.search(clause) or bounded or does:
             return False
     return True
+
+
+# Praise of the offer that names no case: "good thinking", "lovely idea", "kind of you",
+# "that's very thoughtful", "appreciate the thought".
+_PRAISE_ONLY = re.compile(
+    r"^(?:(?:oh|ah|aw|well)\s+)?(?:(?:that's|that is|what|such) (?:a )?)?(?:(?:very|really|so) )?"
+    r"(?:(?:good|great|smart|nice|lovely|kind|sweet|clever|neat|thoughtful|generous) "
+    r"(?:idea|thought|thinking|call|offer|suggestion|of you)|(?:very |really |so )?"
+    r"(?:thoughtful|kind|sweet|generous)(?: of you)?|(?:i )?appreciate (?:it|that|the "
+    r"(?:offer|thought))|love the (?:thought|idea|offer)|thanks for (?:the offer|offering|"
+    r"thinking of it))$"
+)
 
 
 _TURN_AGAINST = re.compile(

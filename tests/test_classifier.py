@@ -596,6 +596,38 @@ def test_keeping_every_case_is_a_refusal(user: str) -> None:
 @pytest.mark.parametrize(
     "user",
     [
+        # praise of the offer, then turned against: nothing allowed
+        "Good thinking, but I'd rather look at each one.",
+        "Lovely idea, but let me reply to each one myself.",
+        "That's very kind of you, though I'll decide each time.",
+        # "each time" / "every time" in a hand-back is no "every time, please"
+        "Ask every time. My shifts are all over the place.",
+        "Some months it clashes with lambing, so ask each time.",
+        "The committee must agree every time, it's the club's money.",
+        "Fees keep changing; I'll compare each month.",
+        "I read every one of those emails first, some are scams.",
+        "I'd rather phone round first. Sometimes another club has a better night on.",
+    ],
+)
+def test_praise_or_every_time_beside_a_hand_back_is_still_a_refusal(user: str) -> None:
+    assert classify_reply(CLUB, user).act is Act.reject
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Good thinking, go for it.",
+        "Good idea for the quiz nights, but ask me each time for anything else.",
+        "Every time, please. I never remember otherwise.",
+    ],
+)
+def test_praise_with_a_case_allowed_is_not_a_refusal(user: str) -> None:
+    assert classify_reply(CLUB, user).act in (Act.accept, Act.scoped)
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
         "Only the quiz nights, though. Committee stuff, check with me first.",
         "As long as it finishes before nine. Anything later I'd rather decide myself.",
         "Quiz nights and socials, yes. Anything with a ticket price, ask me each time.",

@@ -304,3 +304,35 @@ def test_the_session22_blind_batteries_by_counts(
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
     assert wrong <= wrong_accepts
     assert counts.get(("scoped", "accept"), 0) <= limits_as_accepts
+
+
+@pytest.mark.parametrize(
+    ("battery", "accepts", "wrong_accepts", "limits_as_accepts"),
+    [
+        ("heldout_blind12.jsonl", 35, 14, 1),
+        ("heldout_blind13.jsonl", 43, 13, 1),
+        ("heldout_blind14.jsonl", 32, 3, 3),
+    ],
+)
+def test_the_session23_blind_batteries_by_counts(
+    model: reply_model.ReplyModel,
+    battery: str,
+    accepts: int,
+    wrong_accepts: int,
+    limits_as_accepts: int,
+) -> None:
+    """Three batteries written blind to the code in session 23 (ids `t15-`, `t16-`, `t17-`;
+    70 episodes x accept / scoped / reject / no_uptake each: acceptances by a reason with
+    "never", "only", "not" or "every" in it, limits beside warm words and a hand-back,
+    refusals without a no-word, warm remarks on someone else's news), kept out of training
+    and never read: counts only. Session start (135f6cc): accept 23, 29, 26 of 70; refusals
+    or unrelated replies read as acceptances 16, 12, 4; limits read as acceptances 1, 1, 3.
+    Measured first at 40478de (the reply's words as model features): 35, 43, 33; 14, 13, 3;
+    1, 1, 3. Retraining the model with them added changed nothing on the other held-out
+    batteries (acceptances 416 -> 416 of 570), so they stayed held out. After the hand-back
+    readings of the same session: 35, 43, 32; 14, 13, 3; 1, 1, 3. Floors and ceilings."""
+    counts = _counts(model, battery)
+    assert counts.get(("accept", "accept"), 0) >= accepts
+    wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
+    assert wrong <= wrong_accepts
+    assert counts.get(("scoped", "accept"), 0) <= limits_as_accepts
