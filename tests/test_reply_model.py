@@ -119,6 +119,22 @@ def test_the_model_is_only_asked_about_replies_the_rules_leave_pending() -> None
             assert classify_reply(row["assistant"], row["user"], acceptance=always).act is rules
 
 
+def test_the_words_of_a_reply_and_the_vocabulary() -> None:
+    assert reply_model.grams("I’d rather not.") == {
+        "i'd",
+        "rather",
+        "not",
+        "i'd_rather",
+        "rather_not",
+    }
+    vocab = reply_model.vocabulary(["I'd rather not", "rather not", "Rather not, thanks", "yes"])
+    assert vocab == ["not", "rather", "rather_not"]  # seen in at least GRAM_MIN_COUNT replies
+    rows = reply_model.bags(["Rather not.", "Yes please"], vocab)
+    assert rows.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+    kept = json.loads(str(np.load(reply_model.WEIGHTS)["meta"]))
+    assert len(kept["vocabulary"]) == np.load(reply_model.WEIGHTS)["w"].shape[0] - (2 * 384 + 2)
+
+
 @pytest.fixture(scope="module")
 def model() -> reply_model.ReplyModel:
     from agent.embeddings import MiniLMEmbedder
