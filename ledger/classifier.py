@@ -1947,6 +1947,16 @@ def _echoes_yes(assistant: str, first: str) -> bool:
     return said.group(1) in _SAME_AUX.get(verb, {verb})
 
 
+# "the only N that / who / I ...", "the only sane way", "my only night off": what the user
+# says of a thing, not which cases the offer covers ("Only the Tuesday ones" has no "the"
+# before "only").
+_THE_ONLY = re.compile(
+    r"\b(the|my|our|her|his|their) only(?= (?:\w+ ){0,2}?(?:that|who|which|i|we|you|he|she|"
+    r"they|there's|thing|way|one|answer|time|day|night|place|kind)\b)",
+    re.IGNORECASE,
+)
+
+
 def _classify_rules(assistant: str, user: str) -> Classification:
     """The rules alone (see classify_reply)."""
     proposal = detect_proposal(assistant)
@@ -1954,6 +1964,8 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         return Classification(Act.no_proposal)
     user = _AFFIRMING_NEGATION.sub("fine", user)
     user = _VOCATIVE.sub(r"\1", user)
+    # "It's the only one that doesn't upset her stomach": a description, no limit
+    user = _THE_ONLY.sub(r"\1 sole", user)
     norm = normalize(user)
     user_sents = sentences(user) or [user]
     head = normalize(" ".join(user_sents[:2]))

@@ -628,6 +628,29 @@ def test_praise_with_a_case_allowed_is_not_a_refusal(user: str) -> None:
 @pytest.mark.parametrize(
     "user",
     [
+        "It's the only night I see half my old friends, so that's a no-brainer.",
+        "Quiz night is the only thing that gets me out of the house. Load me up.",
+        "Those are the only evenings I actually enjoy. Consider me in.",
+    ],
+)
+def test_the_only_thing_that_is_a_description_not_a_limit(user: str) -> None:
+    assert classify_reply(CLUB, user).act is not Act.scoped
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Only the quiz nights, though. Committee stuff, check with me first.",
+        "Only the ones on a Saturday.",
+    ],
+)
+def test_only_before_the_case_is_still_a_limit(user: str) -> None:
+    assert classify_reply(CLUB, user).act is Act.scoped
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
         "Only the quiz nights, though. Committee stuff, check with me first.",
         "As long as it finishes before nine. Anything later I'd rather decide myself.",
         "Quiz nights and socials, yes. Anything with a ticket price, ask me each time.",
