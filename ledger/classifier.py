@@ -1957,6 +1957,17 @@ _THE_ONLY = re.compile(
 )
 
 
+# "It only comes round every two years", "so you'd only be saving time", "that's only
+# realistic": "only" as a word of degree after the subject, not before a case ("it's only
+# for the quiz nights" is a limit).
+_SAYS_ONLY = re.compile(
+    r"\b((?:it|they|she|he|that|this|which|you'd|you would|it'll|it'd|it's|she's|he's|they're|"
+    r"that's)(?: \w+)?) only\b(?! (?:for|if|when|the|to|on|in|at|with|from|after|before|during|as|"
+    r"while|because|once)\b)",
+    re.IGNORECASE,
+)
+
+
 def _classify_rules(assistant: str, user: str) -> Classification:
     """The rules alone (see classify_reply)."""
     proposal = detect_proposal(assistant)
@@ -1966,6 +1977,7 @@ def _classify_rules(assistant: str, user: str) -> Classification:
     user = _VOCATIVE.sub(r"\1", user)
     # "It's the only one that doesn't upset her stomach": a description, no limit
     user = _THE_ONLY.sub(r"\1 sole", user)
+    user = _SAYS_ONLY.sub(r"\1 just", user)  # "It only comes round every two years"
     norm = normalize(user)
     user_sents = sentences(user) or [user]
     head = normalize(" ".join(user_sents[:2]))

@@ -651,6 +651,29 @@ def test_only_before_the_case_is_still_a_limit(user: str) -> None:
 @pytest.mark.parametrize(
     "user",
     [
+        "It only comes round once a month. Miss one and I'm lost for weeks.",
+        "My mother would never forgive me for missing one, so you'd only be saving time.",
+        "Half the committee left, so that's only realistic.",
+    ],
+)
+def test_only_as_a_word_of_degree_is_no_limit(user: str) -> None:
+    assert classify_reply(CLUB, user).act is not Act.scoped
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "It's only for the quiz nights, mind.",
+        "That's only when I'm not on shift.",
+    ],
+)
+def test_a_case_after_only_is_still_a_limit(user: str) -> None:
+    assert classify_reply(CLUB, user).act is Act.scoped
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
         "Only the quiz nights, though. Committee stuff, check with me first.",
         "As long as it finishes before nine. Anything later I'd rather decide myself.",
         "Quiz nights and socials, yes. Anything with a ticket price, ask me each time.",

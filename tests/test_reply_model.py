@@ -295,7 +295,7 @@ def test_the_session8_blind_batteries_by_counts(
     [
         ("heldout_blind9.jsonl", 43, 3, 1),
         ("heldout_blind10.jsonl", 47, 2, 9),
-        ("heldout_blind11.jsonl", 36, 10, 7),
+        ("heldout_blind11.jsonl", 37, 10, 7),
     ],
 )
 def test_the_session22_blind_batteries_by_counts(
@@ -315,7 +315,8 @@ def test_the_session22_blind_batteries_by_counts(
     in the benchmark replays set 3 development probes right and 2 unread ones wrong (1 right):
     not kept. Session 23 (the reply's words and word pairs as features): blind9 42, 3, 1;
     blind10 46, 2, 9; blind11 36, 10, 7; once "the only one that ..." limits nothing: blind9
-    43, blind10 47 acceptances. Floors and ceilings against regressions."""
+    43, blind10 47 acceptances; once "it only comes round ..." limits nothing: blind11 37.
+    Floors and ceilings against regressions."""
     counts = _counts(model, battery)
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
@@ -326,7 +327,7 @@ def test_the_session22_blind_batteries_by_counts(
 @pytest.mark.parametrize(
     ("battery", "accepts", "wrong_accepts", "limits_as_accepts"),
     [
-        ("heldout_blind12.jsonl", 36, 14, 1),
+        ("heldout_blind12.jsonl", 37, 14, 1),
         ("heldout_blind13.jsonl", 43, 13, 1),
         ("heldout_blind14.jsonl", 34, 3, 3),
     ],
@@ -348,7 +349,8 @@ def test_the_session23_blind_batteries_by_counts(
     1, 1, 3. Retraining the model with them added changed nothing on the other held-out
     batteries (acceptances 416 -> 416 of 570), so they stayed held out. After the hand-back
     readings of the same session: 35, 43, 32; 14, 13, 3; 1, 1, 3; once "the only one that
-    ..." limits nothing: 36, 43, 34 acceptances. Floors and ceilings."""
+    ..." limits nothing: 36, 43, 34 acceptances; once "it only comes round ..." does not
+    either: 37, 43, 34. Floors and ceilings."""
     counts = _counts(model, battery)
     assert counts.get(("accept", "accept"), 0) >= accepts
     wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
