@@ -90,7 +90,7 @@ def test_a_very_sure_model_also_reads_a_reason_with_a_negation_in_it() -> None:
     )
     for reply in (
         "Not the filters, no.",  # the rules read a refusal
-        "It only ever gets done when someone else does it.",  # the rules read a limit
+        "Only the Brita ones, mind.",  # the rules read a limit
         "Can you also find the fridge's manual?",
         "Were they the blue ones?",
         "Add a jug filter to this one.",
