@@ -25,7 +25,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -73,9 +73,10 @@ def vocabulary(replies: Iterable[str]) -> list[str]:
     return sorted(g for g, n in counts.items() if n >= GRAM_MIN_COUNT)
 
 
-def bags(replies: Sequence[str], vocab: Sequence[str]) -> Any:
-    """One row per reply: 1.0 where the reply has the vocabulary's word or pair."""
-    index = {g: i for i, g in enumerate(vocab)}
+def bags(replies: Sequence[str], vocab: Sequence[str] | Mapping[str, int]) -> Any:
+    """One row per reply: 1.0 where the reply has the vocabulary's word or pair (`vocab`
+    may be given already indexed, word -> column)."""
+    index = vocab if isinstance(vocab, Mapping) else {g: i for i, g in enumerate(vocab)}
     out = np.zeros((len(replies), len(vocab)))
     for row, reply in enumerate(replies):
         for g in grams(reply):
@@ -88,7 +89,7 @@ def features(
     reply_vecs: npt.NDArray[np.float32],
     proposal_vecs: npt.NDArray[np.float32],
     replies: Sequence[str] = (),
-    vocab: Sequence[str] = (),
+    vocab: Sequence[str] | Mapping[str, int] = (),
 ) -> Any:
     products = reply_vecs * proposal_vecs
     cos = products.sum(axis=1, keepdims=True)
@@ -128,7 +129,8 @@ class ReplyModel:
             self.meta = json.loads(str(data["meta"]))
         if tuple(self.meta["labels"]) != LABELS:
             raise ValueError(f"{weights}: labels {self.meta['labels']} are not {list(LABELS)}")
-        self.vocab: list[str] = list(self.meta.get("vocabulary", []))
+        # indexed once here, not on every reply read
+        self.vocab = {g: i for i, g in enumerate(self.meta.get("vocabulary", []))}
         self.embed = embed
 
     def probabilities(self, proposal: str, reply: str) -> dict[str, float]:

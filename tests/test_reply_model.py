@@ -213,6 +213,23 @@ def _counts(model: reply_model.ReplyModel, battery: str) -> dict[tuple[str, str]
     return counts
 
 
+def _assert_blind_counts(
+    model: reply_model.ReplyModel,
+    battery: str,
+    accepts: int,
+    wrong_accepts: int,
+    limits_as_accepts: int | None = None,
+) -> None:
+    """Floors on acceptances read, ceilings on refusals or unrelated replies (and, when
+    given, limits) read as acceptances."""
+    counts = _counts(model, battery)
+    assert counts.get(("accept", "accept"), 0) >= accepts
+    wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
+    assert wrong <= wrong_accepts
+    if limits_as_accepts is not None:
+        assert counts.get(("scoped", "accept"), 0) <= limits_as_accepts
+
+
 def test_the_held_out_battery_by_counts(model: reply_model.ReplyModel) -> None:
     """`heldout_classify.jsonl` (50 episodes written blind to the code, never read while
     changing it): counts only, so a failure shows no reply. Measured on 2026-12-03 with the
@@ -284,10 +301,7 @@ def test_the_session8_blind_batteries_by_counts(
     the training. Session 23 (the reply's words and word pairs as features): blind6 55 and 2,
     blind7 56 and 2, blind8 36 and 8 (two more refusals read as yes). Floors and ceilings
     against regressions."""
-    counts = _counts(model, battery)
-    assert counts.get(("accept", "accept"), 0) >= accepts
-    wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
-    assert wrong <= wrong_accepts
+    _assert_blind_counts(model, battery, accepts, wrong_accepts)
 
 
 @pytest.mark.parametrize(
@@ -317,11 +331,7 @@ def test_the_session22_blind_batteries_by_counts(
     blind10 46, 2, 9; blind11 36, 10, 7; once "the only one that ..." limits nothing: blind9
     43, blind10 47 acceptances; once "it only comes round ..." limits nothing: blind11 37.
     Floors and ceilings against regressions."""
-    counts = _counts(model, battery)
-    assert counts.get(("accept", "accept"), 0) >= accepts
-    wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
-    assert wrong <= wrong_accepts
-    assert counts.get(("scoped", "accept"), 0) <= limits_as_accepts
+    _assert_blind_counts(model, battery, accepts, wrong_accepts, limits_as_accepts)
 
 
 @pytest.mark.parametrize(
@@ -351,8 +361,4 @@ def test_the_session23_blind_batteries_by_counts(
     readings of the same session: 35, 43, 32; 14, 13, 3; 1, 1, 3; once "the only one that
     ..." limits nothing: 36, 43, 34 acceptances; once "it only comes round ..." does not
     either: 37, 43, 34. Floors and ceilings."""
-    counts = _counts(model, battery)
-    assert counts.get(("accept", "accept"), 0) >= accepts
-    wrong = counts.get(("reject", "accept"), 0) + counts.get(("no_uptake", "accept"), 0)
-    assert wrong <= wrong_accepts
-    assert counts.get(("scoped", "accept"), 0) <= limits_as_accepts
+    _assert_blind_counts(model, battery, accepts, wrong_accepts, limits_as_accepts)
