@@ -90,15 +90,15 @@ _MONEY_HINT = re.compile(
 _PARTY_RE = re.compile(r"\b(?:party|group|table) of (\d+)|\bup to (\d+) (?:people|guests|of us)")
 _DAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+_DAY_INDEX = {name[:3]: i for name, i in _DAYS.items()}  # "tue": 1
+_DAY_ABBREVIATIONS = ("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun")
 _DAYTIME_RE = re.compile(
-    r"\b(?:(?:working|work|business|office) (?:hours|day)|workday|daytime|during the day)\b"
+    r"\b(?:(?:working|work|business|office) (?:hours|day)|workday|daytime|during the day|"
+    r"(?:9|nine) ?(?:to|-|–) ?(?:5|five))\b"
 )
 _DAYS_OR_HOURS_RE = re.compile(
     r"\b(?:nights?|evenings?)\s+(?:and|or|&)\s+(?:on\s+)?weekends?\b|"
     r"\bweekends?\s+(?:and|or|&)\s+(?:in\s+the\s+)?(?:nights?|evenings?)\b"
-)
-_TIME_RE = re.compile(
-    r"\b(before|after|until|till|by)\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 )
 
 GENERIC = frozenset(
@@ -352,6 +352,7 @@ _TIME_WORDS = (
     )
     | set(_DAYS)
     | {d + "s" for d in _DAYS}
+    | set(_DAY_ABBREVIATIONS)
     | set(_MONTHS)
 )
 
@@ -446,7 +447,7 @@ def _amount(match: re.Match[str]) -> float | None:
 
 
 def _hhmm(hour: str, minute: str | None, ampm: str | None) -> str:
-    h = int(hour)
+    h = _HOUR_WORDS.get(hour) or int(hour)
     ampm = (ampm or "").replace(".", "")
     if ampm == "pm" and h < 12:
         h += 12
@@ -465,6 +466,38 @@ _NOT_A_UNIT = (
     r"(?!\w)(?!\s*(?:weeks?|days?|months?|years?|hours?|minutes?|nights?|people|guests|of|more|"
     r"or so))"
 )
+_AMPM = r"(am|pm|a\.m\.|p\.m\.)"
+# "before 9", "after six", "until noon" ("by" only with a figure: "one by one" is no time).
+_TIME_RE = re.compile(
+    r"\b(before|after|until|till)\s+" + _HOUR + _NOT_A_UNIT
+    + r"|\b(by)\s+(\d{1,2})(?::(\d{2}))?\s*" + _AMPM + r"?" + _NOT_A_UNIT
+)
+# "9 to 5", "between six and nine", "from 10am till 2": a span of hours. Bare figures
+# need "from" or "between" before them, or a.m./p.m. after one ("two to three people"
+# is no span).
+_HOUR_SPAN_RE = re.compile(
+    r"\b(?:from|between)\s+" + _HOUR + r"\s*(?:to|till|until|and|-|–)\s*" + _HOUR + _NOT_A_UNIT
+    + r"|\b(\d{1,2})(?::(\d{2}))?\s*" + _AMPM + r"?\s*(?:to|till|until|-|–)\s*"
+    + r"(\d{1,2})(?::(\d{2}))?\s*" + _AMPM + r"?(?!\w)(?!\s*(?:people|guests|of|more|weeks?|days?))"
+)
+
+
+def _hour_span(m: re.Match[str]) -> tuple[str, str] | None:
+    """The "HH:MM" bounds of a span of hours; the end is after the start ("9 to 5" ends at
+    17:00, "six to nine" at 21:00). None for two bare figures ("5-10", "3 to 4")."""
+    g = m.groups()
+    h1, m1, p1, h2, m2, p2 = g[0:6] if g[0] else g[6:12]
+    if not g[0] and not (p1 or p2) and not (m1 or m2):
+        return None
+    # "8-10pm": the start shares the end's half of the day when that keeps it first.
+    start, end = _hhmm(h1, m1, p1 or (p2 if p2 and p2.startswith("p") else None)), _hhmm(h2, m2, p2)
+    if start > end:
+        start = _hhmm(h1, m1, p1)
+    if not p2 and end <= start and int(end[:2]) < 12:
+        end = f"{int(end[:2]) + 12:02d}{end[2:]}"
+    return start, end
+
+
 _FROM_RE = re.compile(
     r"\b(?:at|from)\s+" + _HOUR + r"\s+(?:or (?:later|after)|onwards?|on)\b"
     r"|\b(?:after|past)\s+" + _HOUR + _NOT_A_UNIT
@@ -505,6 +538,30 @@ class When:
         )
 
 
+_DAY_WORD = (
+    r"(" + "|".join(_DAY_ABBREVIATIONS) + r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)"
+)
+# "Monday to Friday", "mon-fri", "between Tuesday and Thursday": every day of the span.
+# An abbreviation counts only in a span ("I sat down" names no Saturday).
+_DAY_SPAN_RE = re.compile(
+    r"\b(?:between " + _DAY_WORD + r" and " + _DAY_WORD + r"|"
+    + _DAY_WORD + r"\s*(?:to|through|thru|till|til|until|-|–|—)\s*" + _DAY_WORD + r")\b"
+)
+
+
+def named_weekdays(norm: str) -> list[int]:
+    """The weekdays a normalized text names, spans in full ("monday to friday" is five
+    days, "fri-mon" four), single days by their whole names."""
+    days: set[int] = set()
+    for m in _DAY_SPAN_RE.finditer(norm):
+        first, last = (g for g in m.groups() if g)
+        a, b = _DAY_INDEX[first[:3]], _DAY_INDEX[last[:3]]
+        days.update((a + i) % 7 for i in range((b - a) % 7 + 1))
+    toks = words(_DAY_SPAN_RE.sub(" ", norm))
+    days.update(_DAYS[t.rstrip("s")] for t in toks if t.rstrip("s") in _DAYS)
+    return sorted(days)
+
+
 def _clock(hour: str, minute: str | None, ampm: str | None, evening: bool) -> str:
     h = _HOUR_WORDS.get(hour) or int(hour)
     ampm = (ampm or "").replace(".", "")
@@ -531,7 +588,7 @@ def rule_times(text: str) -> When:
     elif toks & {"weekday", "weekdays", "weeknight", "weeknights"}:
         out.weekdays = [0, 1, 2, 3, 4]
     else:
-        out.weekdays = sorted({_DAYS[t.rstrip("s")] for t in toks if t.rstrip("s") in _DAYS})
+        out.weekdays = named_weekdays(norm)
     morning = bool(toks & {"morning", "mornings", "am", "breakfast"})
     m = _FROM_RE.search(norm)
     if m:
@@ -762,7 +819,7 @@ def _parse_scope(
     elif any(t in ("weekend", "weekends") for t in toks):
         scope.weekdays = [5, 6]
     else:
-        days = sorted({_DAYS[t.rstrip("s")] for t in toks if t.rstrip("s") in _DAYS})
+        days = named_weekdays(normalize(limit_src))
         if days:
             scope.weekdays = days
     if any(
@@ -776,12 +833,22 @@ def _parse_scope(
         scope.days_or_hours = True
     if _DAYTIME_RE.search(normalize(limit_src)):
         scope.time_after, scope.time_before = "09:00", "17:00"
-    for kind, hour, minute, ampm in _TIME_RE.findall(normalize(limit_src)):
-        if kind == "before" or kind in ("until", "till", "by"):
-            if ampm or minute or int(hour) <= 12:
-                scope.time_before = _hhmm(hour, minute, ampm)
-        elif kind == "after":
+    limit_norm = normalize(limit_src)
+    spans = [span for m in _HOUR_SPAN_RE.finditer(limit_norm) if (span := _hour_span(m))]
+    if spans:
+        scope.time_after, scope.time_before = spans[0]
+        limit_norm = _HOUR_SPAN_RE.sub(" ", limit_norm)
+    for m in _TIME_RE.finditer(limit_norm):
+        kind, hour, minute, ampm = m.groups()[0:4] if m.group(1) else m.groups()[4:8]
+        if kind == "after":
             scope.time_after = _hhmm(hour, minute, ampm)
+        elif ampm or minute or not hour.isdigit() or int(hour) <= 12:
+            scope.time_before = _hhmm(hour, minute, ampm)
+            if scope.time_after and scope.time_before < scope.time_after and not ampm:
+                # "Evenings before 9": the hour is in the evening.
+                late = int(scope.time_before[:2]) + 12
+                if late <= 24:
+                    scope.time_before = f"{late:02d}{scope.time_before[2:]}"
     if today is not None:
         if re.search(r"\bthis month\b", norm):
             scope.until = _end_of_month(today)
@@ -1181,6 +1248,7 @@ _NOT_NAMES = (
     set(calendar.day_name)
     | {d + "s" for d in calendar.day_name}
     | set(calendar.month_name[1:])
+    | {d.title() for d in _DAY_ABBREVIATIONS}
     | {"I", "OK", "Okay", "Yes", "Sure", "Only", "Just", "Internal", "External", "For", "Anything"}
     | {"Dr", "Mr", "Mrs", "Ms", "Mx", "Miss", "Prof"}
 )
@@ -1264,7 +1332,6 @@ def _channel_of(facts: CallFacts) -> str | None:
 _DAY_NAME_RE = re.compile(
     r"\b((?i:(?:mon|tues|wednes|thurs|fri|satur|sun)day))s?\b|\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b(?!')"
 )
-_DAY_INDEX = {name[:3]: i for name, i in _DAYS.items()}  # "tue": 1
 
 
 def _days_named(text: str) -> set[int]:

@@ -98,6 +98,13 @@ def test_party_size() -> None:
         ("Only on weekends.", [5, 6]),
         ("Only Saturdays", [5]),
         ("Sure, Tuesdays and Thursdays", [1, 3]),
+        # a span of days is every day in it, abbreviated or not, wrapping past Sunday
+        ("Monday to Friday, go ahead; weekends ask me", [0, 1, 2, 3, 4]),
+        ("Mon-Fri is fine", [0, 1, 2, 3, 4]),
+        ("Anything between Tuesday and Thursday", [1, 2, 3]),
+        ("Tuesdays through Thursdays, yes", [1, 2, 3]),
+        ("Friday to Monday, sure", [0, 4, 5, 6]),
+        ("Only the ones I sat in on, on Tuesdays", [1]),  # "sat" alone names no day
     ],
 )
 def test_weekdays_and_weekends(text: str, days: list[int]) -> None:
@@ -114,6 +121,19 @@ def test_weekdays_and_weekends(text: str, days: list[int]) -> None:
         ("Only after 7:30 pm", "19:30", None),
         ("Only before 10am", None, "10:00"),
         ("Only after 5", "17:00", None),  # "after 5" means 5pm
+        ("After six is fine", "18:00", None),
+        ("Anything before noon", None, "12:00"),
+        ("Evenings before 9 are fine", "17:00", "21:00"),  # 9 in the evening
+        # spans of hours: the end is after the start
+        ("Weekdays from 9am to 5pm", "09:00", "17:00"),
+        ("Between six and nine, yes", "18:00", "21:00"),
+        ("From 10 till 2 is fine", "10:00", "14:00"),
+        ("Anything 8-10pm", "20:00", "22:00"),
+        ("The 9 to 5 ones", "09:00", "17:00"),
+        # figures that are not hours
+        ("Up to 2 to 3 people", None, None),
+        ("Packs of 5-10 are fine", None, None),
+        ("One by one is fine", None, None),
     ],
 )
 def test_time_of_day(text: str, after: str | None, before: str | None) -> None:
@@ -250,6 +270,14 @@ def test_match_weekdays() -> None:
     assert check(text, when=TUE_1PM).inside is True
     assert check(text, when=SAT_7PM).inside is False
     assert check(text).inside is None
+
+
+def test_match_spans_of_days_and_hours() -> None:
+    assert check("Monday to Friday, fine", when=TUE_1PM).inside is True
+    assert check("Monday to Friday, fine", when=SAT_7PM).inside is False
+    assert check("Between 9 and 5, yes", when=TUE_1PM).inside is True
+    assert check("Between 9 and 5, yes", when=FRI_7PM).inside is False
+    assert check("Evenings before 9 are fine", when=FRI_7PM).inside is True
 
 
 def test_match_time_of_day() -> None:
@@ -786,6 +814,7 @@ def test_offline_minilm_places_a_call_by_meaning() -> None:
             [5, 6, 7, 8, 9, 10],
         ),
         ("Skip the Tuesday classes.", [1], None, None, []),
+        ("Decline the Mon-Thu classes.", [0, 1, 2, 3], None, None, []),
         ("Decline anything from November through February.", [], None, None, [11, 12, 1, 2]),
         # no time at all, or numbers that are not clock times
         ("RSVP yes to Kevin's game nights whenever you're free.", [], None, None, []),
