@@ -1440,6 +1440,27 @@ _MONEY = re.compile(
     MONEY_AMOUNT.pattern + r"|\b(?:hundred|thousand)\b|\b(?:\d+|a|few|couple|\w+ty|one|two|three|"
     r"four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty) grand\b"
 )
+# A cap on what may be spent: a limit word beside an amount ("up to 3,000 yen per order",
+# "keep it to stuff under two hundred bucks", "$75 a seat or less").
+_AMOUNT_CAP = re.compile(
+    r"(?:\b(?:under|below|up to|no more than|not more than|less than|at most|max(?:imum)?|"
+    r"cap(?:ped)?(?: \w+)? at|within)\s+(?:about |around |roughly |like )?"
+    r"(?:[$€£¥₹]|\d|(?:a |two |three |four |five |ten |fifty |a few )?(?:hundred|thousand|grand|"
+    r"tenner|fiver)\b|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|ten|fifteen)\b)"
+    r"|\d[\d,.]*\s*(?:\w+\s+)?(?:a \w+ )?(?:or less|or under|max\b|tops\b))"
+)
+_TENS_WORDS = {
+    w: 10 * (i + 1)
+    for i, w in enumerate("ten twenty thirty forty fifty sixty seventy eighty ninety".split())
+}
+
+
+def _amounts(text: str) -> set[float]:
+    """The figures a text names ("$30", "3,000", "thirty"), for telling a restated cap."""
+    found = {float(d.replace(",", "")) for d in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+    return found | {float(_TENS_WORDS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _TENS_WORDS}
+
+
 _CONTRAST_ANY = re.compile(
     r"\b[\w' -]{2,40},\s*(?:but )?not (?!a problem|a big deal|an issue|bad|at all|a bother|"
     r"to worry|sure|really|yet|now|necessarily)\w"
@@ -2182,6 +2203,12 @@ def _classify_rules(assistant: str, user: str) -> Classification:
                 )
             )
         )
+        # "Yes, fine. Up to 3,000 yen per order.": a cap on the amount is never a remark,
+        # unless it is the proposal's own ("under $30?" - "Anything under thirty, sure").
+        if _AMOUNT_CAP.search(normalize(restriction)) and not (
+            _amounts(restriction) & _amounts(assistant)
+        ):
+            remark = False
         limited = not remark
         if (
             limited

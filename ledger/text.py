@@ -418,12 +418,12 @@ def lexical_similarity(a: str, b: str) -> float:
 # A clause that hands a case back to the user ("check with me on those", "I'd rather decide
 # those myself", "that's another matter").
 ASK_BACK = re.compile(
-    r"\b(?:ask (?:me|us)|check with (?:me|us)|loop (?:me|us) in|keep (?:me|us) in the loop|"
+    r"\b(?:ask (?:me|us)(?! to\b)|check with (?:me|us)|loop (?:me|us) in|keep (?:me|us) in the loop|"
     r"(?:a )?different conversation|talk to (?:me|us) (?:first|about)|speak (?:to|with) (?:me|us)|"
     r"run (?:(?:it|them|those|these|that|one) )?(?:by|past) "
     r"(?:me|us)|ping me|confirm (?:\w+ ){0,3}?with (?:me|us)|"
-    r"let me (?:know|decide|choose|pick|see|approve|weigh|"
-    r"look|handle|deal)|bring (?:(?:it|them|those|these|that|one) )?to (?:me|us)|leave (?:it|them|"
+    r"(?:let me|lemme) (?:know|decide|choose|pick|see|approve|weigh|"
+    r"look|handle|deal|check|confirm)|(?:goes|go|going|come|comes) through (?:me|us)\b|bring (?:(?:it|them|those|these|that|one) )?to (?:me|us)|leave (?:it|them|"
     r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that)\b|"
     r"(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
     r"to|i prefer to|i'd prefer to|i'd rather|i would rather) (?:\w+ ){0,2}(?:decide|see|look|"
@@ -437,7 +437,14 @@ ASK_BACK = re.compile(
     r"do that|do it|do those)|needs? (?:asking|my (?:ok|okay|sign-off|approval)|approval)|"
     r"weigh in|think (?:those|them|it) through|one at a time|(?<!one )too (?:much|expensive|"
     r"pricey|risky|far|big|many)|show (?:me|us) (?:both|the options|them|the choices|what)|"
-    r"(?:i'll|i will|we'll|let me) make the call)\b"
+    r"(?:i'll|i will|we'll|let me) make the call|"
+    # "please ask", "I decide", "I sign off personally", "give me a hoy", "I'll have a
+    # think first", "those are my call"
+    r"(?:please|just|then|so) ask(?: first| before| beforehand)?(?=\s*(?:[,.;!?]|$))|"
+    r"i (?:decide|choose|sign off|approve)|sign (?:\w+ )?off (?:on )?(?:personally|myself)|"
+    r"give (?:me|us) a (?:hoy|shout|bell|yell|buzz|heads[- ]up|ring|nudge|holler|tinkle)|"
+    r"(?:i'll|i will|let me|i'd) have a think|"
+    r"(?:are|is|'s|'re) my (?:call|decision|department|lookout))\b"
 )
 # A word or phrase of acceptance inside a clause ("X, definitely", "for Marta, always").
 ACCEPT_CUE = re.compile(

@@ -1823,3 +1823,46 @@ def test_the_pick_the_turn_made_over_another_said_again_is_no_limit() -> None:
     # a case of the user's own beside it is still a limit
     scoped = classify_reply(offer, "CVS pickup for my blood pressure ones only.")
     assert scoped.act is Act.scoped
+
+
+_RESTOCK = (
+    "I bought the UCC drip coffee on Rakuten for ¥1,280. Want me to take over your coffee "
+    "restocks from now on, whenever you're running low?"
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Yes, fine. Up to 3,000 yen per order.",
+        "Righto. Keep it to stuff under five thousand yen though. Anything bigger, I shop around.",
+        "Go on then. No more than 4,000 yen a month.",
+    ],
+)
+def test_a_cap_on_the_amount_after_a_yes_is_a_limit_not_a_remark(reply: str) -> None:
+    result = classify_reply(_RESTOCK, reply)
+    assert result.act is Act.scoped and result.scope
+
+
+def test_the_proposals_own_cap_said_again_is_no_limit() -> None:
+    offer = (
+        "I've bought the replacement charger for your tablet, $24 from Voltway. Want me to go "
+        "ahead without checking whenever a small accessory like this comes in under $30?"
+    )
+    assert classify_reply(offer, "Anything under thirty, don't even bother asking.").act is (
+        Act.accept
+    )
+    assert classify_reply(offer, "Yes. Under $20 though.").act is Act.scoped
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Anything the grandchildren ask me to, say yes. The rest of them, ask me.",
+        "Anything my bf Marcus invites me to, just say yes. Other people lemme check first.",
+        "Ja, the ones from Sipho, every time. The client's ones, no, that goes through me.",
+    ],
+)
+def test_more_hand_backs_make_a_yes_a_limited_one(reply: str) -> None:
+    offer = "I've said yes to the braai. Want me to accept invitations like that from now on?"
+    assert classify_reply(offer, reply).act is Act.scoped
