@@ -53,6 +53,11 @@ _NUMBER_WORDS: dict[str, int] = {
     "a hundred": 100,
     "a thousand": 1000,
     "a grand": 1000,
+    # "under a tenner a go", "a fiver each"
+    "a tenner": 10,
+    "tenner": 10,
+    "a fiver": 5,
+    "fiver": 5,
 }
 # "Under three thousand yen", "two grand": the scale of a number is part of the amount.
 _SCALES = frozenset("hundred hundreds thousand thousands grand million millions billion".split())
@@ -72,12 +77,16 @@ _NUM = (
 )
 _MAX_RE = re.compile(
     r"\b(?:under|below|less than|up to|upto|no more than|not more than|at most|max(?:imum)?|"
-    r"within|cap(?:ped)? at|nothing (?:over|above|more than)|not over|cheaper than|"
+    r"within|cap(?:ped)?(?: (?:it|them|that|those|this|each(?: one)?|purchases?|orders?))? at|"
+    r"keep (?:it|them|each(?: one)?|things|the bill) (?:under|below|to|at or under)|"
+    r"nothing (?:over|above|more than)|not over|cheaper than|"
     r"(?:that|which|if it|as long as it|when it)(?:'s| is| costs?)? (?:under|below|less than))"
     r"\s+(?:about |around |roughly |like |a budget of )?(?:" + _NUM + r")"
 )
 _MAX_AFTER_RE = re.compile(
     r"(?:" + _NUM + r")\s*(?:" + CURRENCY_WORD + r")?\s*"
+    # "$75 a seat or less", "£20 a head max"
+    r"(?:(?:a|per|each) \w+\s*)?"
     r"(?:or less|or under|max\b|tops\b|or below)"
 )
 _MIN_RE = re.compile(
@@ -85,7 +94,7 @@ _MIN_RE = re.compile(
 )
 _MONEY_HINT = re.compile(
     r"[$€£¥₹₩₱₦₪₺₫฿]|" + CURRENCY_SIGN + r"\d[\d,.]*(?![\w-])|\b" + CURRENCY_WORD + r"\b|"
-    r"dollar|buck|euro|pounds? sterling|price|cost|spend|budget|\bk\b|grand"
+    r"dollar|buck|euro|pounds? sterling|price|cost|spend|budget|\bk\b|grand|tenner|fiver"
 )
 _PARTY_RE = re.compile(r"\b(?:party|group|table) of (\d+)|\bup to (\d+) (?:people|guests|of us)")
 _DAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
@@ -319,8 +328,29 @@ _FUNCTION_WORDS = frozenset(
     absolutely definitely totally certainly surely honestly basically usually sometimes
     often always never perfect smart idea question percent drill shorthand call
     yes yep yup sure fine okay alright deal works please thanks go ahead
-    say mean guess think suppose else other others another rest
+    say mean guess think suppose else other others another rest ask asking asked
     """.split()
+)
+# How the user feels about the offer, whom they are talking to, and how they say it: a
+# reply's colour, never what it covers ("that'd be a lifesaver", "Matinees only, dear",
+# "Sim, but only from the official stores", "Only to Rui directly").
+_COLOUR_WORDS = frozenset(
+    """
+    lifesaver godsend gem legend relief brilliant lovely amazing awesome wonderful fantastic
+    superb excellent terrific splendid marvellous marvelous ace beaut bonza stoked chuffed
+    glad thrilled delighted grateful thankful cheers lekker sorted keen helpful handy useful
+    ideal
+    dear darling love pet hun honey sweetie mate bro bru boet buddy pal hey haha hahaha lol
+    lah ja jah eh oi aye yah sim oui haan ndiyo hmm ah oh wow yay phew righto
+    obviously seriously simply literally honestly gladly happily
+    automatically properly proper itself themselves yourself myself ourselves himself
+    herself
+    """.split()
+)
+# "they're", "that'd", "it'll": a pronoun and its verb.
+_PRONOUN_CONTRACTION = re.compile(
+    r"^(?:i|you|he|she|it|we|they|that|there|here|who|what|this|these|those|which|where|"
+    r"when|how|let)'(?:s|re|d|ll|ve|m)$"
 )
 _TIME_WORDS = (
     frozenset(
@@ -642,6 +672,24 @@ def parse_scope(
             whole_list = _parse_scope(text, today, listed, proposal, turn, context)
             if not whole_list.people and not whole_list.places and not whole_list.channels:
                 scope = whole_list.model_copy(update={"text": scope.text})
+    if clause and _STATEMENT_CLAUSE.match(normalize(clause)) and not _structured(
+        _parse_scope(clause, today, None, proposal, turn, context)
+    ):
+        # "Yeah go on, that'd be a godsend. Long as it's under a tenner a go though", "Sure,
+        # I like supporting them. Only the ones that are $75 a seat or less": a statement of
+        # the user's own says why; the clause with an amount, a day or an hour is the limit.
+        stated = next(
+            (
+                c
+                for parts in sides(text)[0]
+                for c in parts
+                if c != clause and _structured(_parse_scope(c, today, None, proposal, turn, context))
+            ),
+            None,
+        )
+        if stated is not None:
+            clause = stated
+            scope = _parse_scope(text, today, clause, proposal, turn, context)
     if clause and not _allows_something(scope):
         # "so for them, yes" or a limit read as something else: the clause names no case,
         # so the whole allowed side is what the user allowed.
@@ -653,6 +701,28 @@ def parse_scope(
         if _narrows(whole, proposal):
             return whole.model_copy(update={"text": scope.text})
     return scope
+
+
+# A clause that is a statement of the user's own ("that'd be a godsend", "I like supporting
+# them", "but remember I am up at three"), not a noun phrase naming cases.
+_STATEMENT_CLAUSE = re.compile(
+    r"^(?:(?:but|and|so|though|although|because|cos|since|well|plus|also|oh|yeah|yes) )*"
+    r"(?:remember )?(?:i|i'm|i'd|i'll|i've|that|that's|that'd|that'll|it|it's|it'd|it'll|we|"
+    r"we're|we'd|they|they're|they'd|you|you're|you'd|he|he's|she|she's|this|this'd)\b"
+)
+
+
+def _structured(scope: Scope) -> bool:
+    """Does the scope state an amount, a count, days, hours or an end date?"""
+    return bool(
+        scope.max_amount is not None
+        or scope.min_amount is not None
+        or scope.max_quantity is not None
+        or scope.weekdays
+        or scope.time_after
+        or scope.time_before
+        or scope.until is not None
+    )
 
 
 def _allows_something(scope: Scope) -> bool:
@@ -904,6 +974,7 @@ def _parse_scope(
         # arrangement is about, and how its price is said is no kind either.
         for m in _PRICED_RE.finditer(positive):
             attached |= {stem(w) for w in m.group(0).split()}
+        attached |= {stem(w) for w in _PER_UNIT_RE.findall(positive)}
     # "Whatever Carol schedules": what the person does picks their things, it is no kind.
     for m in _WHATEVER_RE.finditer(src_positive):
         if m.group(1) in scope.people:
@@ -1075,8 +1146,11 @@ _AMOUNT_WORDS = frozenset(
     stem(w)
     for w in "small smaller smallest little big bigger biggest large larger free cheap cheaper "
     "pricey pricier costly fancy affordable inexpensive minor major low high budget "
-    "everyday ordinary routine normal".split()
+    "everyday ordinary routine normal cap capped max maximum limit tops".split()
 )
+# What an amount is counted per ("$75 a seat or less", "a tenner a go", "£20 a head max"):
+# how the price is said, not a kind of thing.
+_PER_UNIT_RE = re.compile(r"(?:\d|\b(?:tenner|fiver|bucks?|quid|dollars?|pounds?|euros?|yen|rand)) (?:a|an|per|each) (\w+)")
 # A clause that opens by saying what not: "Not Mrs Naicker in 14, though", "but not the
 # Friday ones", "except Carlos" (not "I'm not sure he wants that").
 _NOT_THESE = re.compile(
@@ -1230,6 +1304,8 @@ def _keys(text: str) -> set[str]:
     out = set()
     for w in (p.removesuffix("'s") for tok in words(text) for p in tok.split("-")):
         if w in STOPWORDS or w in GENERIC or w in _FUNCTION_WORDS or w in _TIME_WORDS or len(w) < 3:
+            continue
+        if w in _COLOUR_WORDS or _PRONOUN_CONTRACTION.match(w):
             continue
         if _AMOUNT_WORD.match(w) or w in _NUMBER_WORDS or w in _CURRENCY_WORDS or w in _SCALES:
             continue

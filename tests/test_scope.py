@@ -1662,3 +1662,75 @@ def test_a_reason_is_not_the_limit() -> None:
 )
 def test_a_document_is_for_its_total(text: str, amount: float | None) -> None:
     assert document_amount(text) == amount
+
+
+# --- what a limit is not: colour, the amount's unit, a statement beside the limit --------
+
+
+@pytest.mark.parametrize(
+    ("text", "categories"),
+    [
+        ("Only if they're €500 or less", []),  # "they're" is a pronoun and its verb
+        ("Matinees only, dear.", ["matinee"]),  # whom the user is talking to
+        ("Honestly yes, that'd be a lifesaver, keep it under £20", []),  # how they feel
+        ("Up to 5,000 yen per order is fine without asking me", []),
+        ("$75 a seat or less", []),  # what the amount is counted per
+        ("£20 a head max", []),
+    ],
+)
+def test_colour_and_units_are_no_kind_of_thing(text: str, categories: list[str]) -> None:
+    assert parse_scope(text, TODAY).categories == categories
+
+
+@pytest.mark.parametrize(
+    ("text", "cap"),
+    [
+        ("As long as it's under a tenner a go", 10.0),
+        ("ok sure but like cap it at 25 bucks per thing", 25.0),
+        ("Only the ones that are $75 a seat or less, though", 75.0),
+        ("Keep them under £40 each", 40.0),
+    ],
+)
+def test_more_ways_to_state_a_cap(text: str, cap: float) -> None:
+    assert parse_scope(text, TODAY).max_amount == cap
+
+
+def test_a_statement_beside_the_limit_gives_way_to_the_clause_with_the_amount() -> None:
+    reply = "Sure, I like supporting them. Only the ones that are $75 a seat or less, though."
+    proposal = "Shall I buy tickets for the charity dinners you get invited to?"
+    scope = parse_scope(reply, TODAY, clause="I like supporting them", proposal=proposal)
+    assert scope.max_amount == 75.0 and scope.categories == []
+    inside = facts(tool="purchase", entity_text="Hospice spring dinner ticket", amount=60.0)
+    outside = facts(tool="purchase", entity_text="Hospice spring gala ticket", amount=250.0)
+    assert match_scope(scope, inside).inside is True
+    assert match_scope(scope, outside).inside is False
+    # A clause naming cases keeps its own limit beside an amount elsewhere.
+    kids = parse_scope(
+        "For the kids' stuff, yes. Under $50 though.", TODAY, clause="For the kids' stuff"
+    )
+    assert kids.categories == ["kid"] and kids.max_amount == 50.0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Cultural ones are fine. Sports hospitality and golf days, please ask, I decline those.",
+        "NDAs are fine. Anything that commits us to money, I sign off personally.",
+        "Yeah, righto, just keep it under fifty bucks each time. Over that, give me a hoy.",
+        "Sí, great. Cap it at 1,000 pesos per purchase though; above that, I decide.",
+        "In town, sure. Anything out west, I'll have a think first.",
+        "The local ones, yes. The away games are my call.",
+    ],
+)
+def test_more_ways_to_hand_a_case_back(reply: str) -> None:
+    from ledger.text import sides
+
+    allowed, back = sides(reply)
+    assert back and allowed
+
+
+def test_a_request_to_ask_someone_hands_nothing_back() -> None:
+    from ledger.text import sides
+
+    assert sides("Please ask Dana to send it over.")[1] == []
+    assert sides("Sure, I decided that ages ago.")[1] == []
