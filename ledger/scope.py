@@ -329,6 +329,7 @@ _FUNCTION_WORDS = frozenset(
     often always never perfect smart idea question percent drill shorthand call
     yes yep yup sure fine okay alright deal works please thanks go ahead
     say mean guess think suppose else other others another rest ask asking asked
+    falls happens happen lands occurs
     """.split()
 )
 # How the user feels about the offer, whom they are talking to, and how they say it: a
@@ -342,7 +343,7 @@ _COLOUR_WORDS = frozenset(
     ideal
     dear darling love pet hun honey sweetie mate bro bru boet buddy pal hey haha hahaha lol
     lah ja jah eh oi aye yah sim oui haan ndiyo hmm ah oh wow yay phew righto
-    obviously seriously simply literally honestly gladly happily
+    obviously seriously simply literally honestly gladly happily mostly mainly largely generally
     automatically properly proper itself themselves yourself myself ourselves himself
     herself
     """.split()
@@ -672,21 +673,16 @@ def parse_scope(
             whole_list = _parse_scope(text, today, listed, proposal, turn, context)
             if not whole_list.people and not whole_list.places and not whole_list.channels:
                 scope = whole_list.model_copy(update={"text": scope.text})
-    if clause and _STATEMENT_CLAUSE.match(normalize(clause)) and not _structured(
-        _parse_scope(clause, today, None, proposal, turn, context)
+    if clause and (
+        _STATEMENT_CLAUSE.match(normalize(clause)) or not _allows_something(scope)
     ):
-        # "Yeah go on, that'd be a godsend. Long as it's under a tenner a go though", "Sure,
-        # I like supporting them. Only the ones that are $75 a seat or less": a statement of
-        # the user's own says why; the clause with an amount, a day or an hour is the limit.
-        stated = next(
-            (
-                c
-                for parts in sides(text)[0]
-                for c in parts
-                if c != clause and _structured(_parse_scope(c, today, None, proposal, turn, context))
-            ),
-            None,
-        )
+        # "Yeah go on, that'd be a godsend. Long as it's under a tenner a go though", "Aye,
+        # but I'm on nights Monday to Thursday, so only say yes if it falls on a Friday,
+        # Saturday or Sunday": a statement of the user's own says why; the clause that
+        # states the limit (with "only", "as long as", "has to be") is the limit, else the
+        # one with an amount, a day or an hour.
+        own = _structured(_parse_scope(clause, today, None, proposal, turn, context))
+        stated = _stated_limit(text, clause, today, proposal, turn, context, marked_only=own)
         if stated is not None:
             clause = stated
             scope = _parse_scope(text, today, clause, proposal, turn, context)
@@ -723,6 +719,43 @@ def _structured(scope: Scope) -> bool:
         or scope.time_before
         or scope.until is not None
     )
+
+
+# A clause that states the limit itself: "so only say yes if ...", "as long as ...", "so
+# it'd have to be a Tuesday or Thursday".
+_LIMIT_MARK = re.compile(
+    r"^(?:(?:so|and|but|then|though) )*(?:only|just|as long as|so long as|long as|provided|"
+    r"providing)\b|\b(?:has|have|had|needs?) to be\b|\bit'd have to\b"
+)
+
+
+def _stated_limit(
+    text: str,
+    clause: str,
+    today: date | None,
+    proposal: str,
+    turn: str,
+    context: str,
+    marked_only: bool,
+) -> str | None:
+    """Another clause of the allowed side that states an amount, days or hours: one that
+    marks itself as the limit first (read with the rest of its sentence: "only if it falls
+    on a Friday, Saturday or Sunday"), else any (unless `marked_only`)."""
+    marked: list[str] = []
+    plain: list[str] = []
+    for parts in sides(text)[0]:
+        for i, part in enumerate(parts):
+            if part == clause:
+                continue
+            if _LIMIT_MARK.search(normalize(part)):
+                whole = ", ".join(parts[i:])
+                if _structured(_parse_scope(whole, today, None, proposal, turn, context)):
+                    marked.append(whole)
+            elif _structured(_parse_scope(part, today, None, proposal, turn, context)):
+                plain.append(part)
+    if marked:
+        return marked[0]
+    return None if marked_only or not plain else plain[0]
 
 
 def _allows_something(scope: Scope) -> bool:

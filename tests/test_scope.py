@@ -1734,3 +1734,22 @@ def test_a_request_to_ask_someone_hands_nothing_back() -> None:
 
     assert sides("Please ask Dana to send it over.")[1] == []
     assert sides("Sure, I decided that ages ago.")[1] == []
+
+
+def test_the_clause_that_marks_itself_as_the_limit_wins_over_a_reason() -> None:
+    reply = (
+        "Aye, but I'm on nights Monday to Thursday till the autumn, so only say yes if it "
+        "falls on a Friday, Saturday or Sunday. The midweek ones leave for me."
+    )
+    scope = parse_scope(reply, TODAY, clause="but I'm on nights Monday to Thursday till the autumn")
+    assert scope.weekdays == [4, 5, 6] and scope.categories == []  # "falls on" is no kind
+    assert match_scope(scope, facts(when=SAT_7PM)).inside is True
+    assert match_scope(scope, facts(when=TUE_1PM)).inside is False
+    # a hedge names no case: the clause that says what it has to be is the limit
+    hedged = parse_scope(
+        "Mostly, yeah. I'm teaching Mondays and Fridays, so it'd have to be a Tuesday or "
+        "Thursday. Other days, just flag them.",
+        TODAY,
+        clause="Mostly",
+    )
+    assert hedged.weekdays == [1, 3]
