@@ -18,6 +18,7 @@ from ledger.model import Act, ActionType, Kind
 from ledger.text import (
     ACCEPT_CUE,
     ASK_BACK,
+    CURRENCY_WORD,
     HOUR_WORDS,
     MONEY_AMOUNT,
     THINGS_GOING,
@@ -1438,7 +1439,9 @@ _FOR_LIMIT = re.compile(
 # "two grand", "a few grand" (not "that'd suit me grand")
 _MONEY = re.compile(
     MONEY_AMOUNT.pattern + r"|\b(?:hundred|thousand)\b|\b(?:\d+|a|few|couple|\w+ty|one|two|three|"
-    r"four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty) grand\b"
+    r"four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty) grand\b|"
+    # "thirty-five dollars", "fifteen quid"
+    r"\b(?:\w+ty|ten|eleven|twelve|\w+teen|five|a tenner|a fiver)(?:[- ]\w+)? " + CURRENCY_WORD + r"\b"
 )
 # A cap on what may be spent: a limit word beside an amount ("up to 3,000 yen per order",
 # "keep it to stuff under two hundred bucks", "$75 a seat or less").
@@ -1447,7 +1450,8 @@ _AMOUNT_CAP = re.compile(
     r"cap(?:ped)?(?: \w+)? at|within)\s+(?:about |around |roughly |like )?"
     r"(?:[$€£¥₹]|\d|(?:a |two |three |four |five |ten |fifty |a few )?(?:hundred|thousand|grand|"
     r"tenner|fiver)\b|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|ten|fifteen)\b)"
-    r"|\d[\d,.]*\s*(?:\w+\s+)?(?:a \w+ )?(?:or less|or under|max\b|tops\b))"
+    r"|(?:\d[\d,.]*|\b(?:\w+ty|ten|eleven|twelve|\w+teen|five)(?:-\w+)?)\s*(?:\w+\s+)?"
+    r"(?:(?:a|per) \w+ )?(?:or less|or under|max\b|tops\b))"
 )
 _TENS_WORDS = {
     w: 10 * (i + 1)
@@ -1615,9 +1619,10 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
                 and not has_phrase(norm, _LIMIT_STRONG)
                 and not _LIMIT_WORDS.search(norm)
                 and not _MONEY.search(norm)
+                and not _AMOUNT_CAP.search(norm)
             )
             if (
-                has_phrase(norm, RESTRICT)
+                (has_phrase(norm, RESTRICT) or _AMOUNT_CAP.search(norm))
                 and not weak_statement
                 and not has_phrase(
                     norm,
@@ -1779,7 +1784,12 @@ _AFFIRMING_NEGATION = re.compile(
     r"(?: (?:me|us|with me|with us|by me|past me|me in|for me|on me))?"
     r"(?: (?:on|about|for|with) (?:those|these|them|it|that|any of (?:them|those|these)))?|"
     r"\b(?:never|can't|cannot|couldn't|wouldn't|won't) (?:ever )?say no\b|"
-    r"\bno reason not to\b|\bno-?brainer\b|"
+    r"\bno reason not to\b|\bno[- ]?brainer\b(?!\s*\?)|"
+    # "No wahala", "no exceptions", "without fail", "I would never refuse", "I can think of
+    # no reason to object", "we can never have too much": a no that says yes
+    r"\bno wahala\b|\bno exceptions?\b|\b(?:no|without) fail\b|"
+    r"\b(?:would|will|could|'d)(?:n't| not| never) (?:ever )?refuse\b|\bnever refuse\b|"
+    r"\b(?:think of )?no reason to object\b|\bcan(?:'t|not)? (?:never )?have too (?:much|many)\b|"
     # "hospital or no hospital": whatever happens, not a refusal
     r"\b(\w+) or no \1\b|"
     # "I wouldn't miss her scones for the world"

@@ -329,7 +329,7 @@ _FUNCTION_WORDS = frozenset(
     often always never perfect smart idea question percent drill shorthand call
     yes yep yup sure fine okay alright deal works please thanks go ahead
     say mean guess think suppose else other others another rest ask asking asked
-    falls happens happen lands occurs
+    falls happens happen lands occurs onward onwards kicking
     """.split()
 )
 # How the user feels about the offer, whom they are talking to, and how they say it: a
@@ -343,6 +343,7 @@ _COLOUR_WORDS = frozenset(
     ideal
     dear darling love pet hun honey sweetie mate bro bru boet buddy pal hey haha hahaha lol
     lah ja jah eh oi aye yah sim oui haan ndiyo hmm ah oh wow yay phew righto
+    pai sawa yebo claro vale genau merci gracias danke asante salamat bueno gärna
     obviously seriously simply literally honestly gladly happily mostly mainly largely generally
     automatically properly proper itself themselves yourself myself ourselves himself
     herself
@@ -502,6 +503,8 @@ _AMPM = r"(am|pm|a\.m\.|p\.m\.)"
 _TIME_RE = re.compile(
     r"\b(before|after|until|till)\s+" + _HOUR + _NOT_A_UNIT
     + r"|\b(by)\s+(\d{1,2})(?::(\d{2}))?\s*" + _AMPM + r"?" + _NOT_A_UNIT
+    # "kicking off from ten at night", "from 8 onwards"
+    + r"|\b(from)\s+" + _HOUR + r"(?=\s*(?:(at night|in the evening|tonight)|onwards?\b|on\b|or later))"
 )
 # "9 to 5", "between six and nine", "from 10am till 2": a span of hours. Bare figures
 # need "from" or "between" before them, or a.m./p.m. after one ("two to three people"
@@ -577,6 +580,12 @@ _DAY_WORD = (
 _DAY_SPAN_RE = re.compile(
     r"\b(?:between " + _DAY_WORD + r" and " + _DAY_WORD + r"|"
     + _DAY_WORD + r"\s*(?:to|through|thru|till|til|until|-|–|—)\s*" + _DAY_WORD + r")\b"
+)
+
+
+_EXCEPT_DAYS = re.compile(
+    r"\b(?:except|but not|other than|apart from|excluding|not on)\b(?=(?:\s+(?:on|the|for|"
+    r"any|and|or|[a-z]+days?|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|,))+)"
 )
 
 
@@ -681,8 +690,17 @@ def parse_scope(
         # Saturday or Sunday": a statement of the user's own says why; the clause that
         # states the limit (with "only", "as long as", "has to be") is the limit, else the
         # one with an amount, a day or an hour.
-        own = _structured(_parse_scope(clause, today, None, proposal, turn, context))
-        stated = _stated_limit(text, clause, today, proposal, turn, context, marked_only=own)
+        alone = _parse_scope(clause, today, None, proposal, turn, context)
+        stated = _stated_limit(
+            text,
+            clause,
+            today,
+            proposal,
+            turn,
+            context,
+            marked_only=_structured(alone),
+            named=not _allows_something(scope),
+        )
         if stated is not None:
             clause = stated
             scope = _parse_scope(text, today, clause, proposal, turn, context)
@@ -737,10 +755,12 @@ def _stated_limit(
     turn: str,
     context: str,
     marked_only: bool,
+    named: bool = False,
 ) -> str | None:
     """Another clause of the allowed side that states an amount, days or hours: one that
     marks itself as the limit first (read with the rest of its sentence: "only if it falls
-    on a Friday, Saturday or Sunday"), else any (unless `marked_only`)."""
+    on a Friday, Saturday or Sunday"), else any (unless `marked_only`). With `named`, a
+    marked clause that names a case of any kind will do ("Hmm, only Efua's")."""
     marked: list[str] = []
     plain: list[str] = []
     for parts in sides(text)[0]:
@@ -749,7 +769,8 @@ def _stated_limit(
                 continue
             if _LIMIT_MARK.search(normalize(part)):
                 whole = ", ".join(parts[i:])
-                if _structured(_parse_scope(whole, today, None, proposal, turn, context)):
+                read = _parse_scope(whole, today, None, proposal, turn, context)
+                if _structured(read) or (named and _allows_something(read)):
                     marked.append(whole)
             elif _structured(_parse_scope(part, today, None, proposal, turn, context)):
                 plain.append(part)
@@ -917,14 +938,21 @@ def _parse_scope(
         scope.max_quantity = int(party.group(1) or party.group(2))
 
     toks = words(normalize(limit_src))
-    if any(t in ("weekday", "weekdays", "weeknight", "weeknights") for t in toks):
+    # "Any night except Tuesdays and Thursdays": the days after "except" are the ones left out.
+    parts = _EXCEPT_DAYS.split(normalize(limit_src), maxsplit=1)
+    kept_src, left_out = (parts[0], parts[1]) if len(parts) == 2 else (parts[0], "")
+    kept_toks = words(kept_src)
+    if any(t in ("weekday", "weekdays", "weeknight", "weeknights") for t in kept_toks):
         scope.weekdays = [0, 1, 2, 3, 4]
-    elif any(t in ("weekend", "weekends") for t in toks):
+    elif any(t in ("weekend", "weekends") for t in kept_toks):
         scope.weekdays = [5, 6]
     else:
-        days = named_weekdays(normalize(limit_src))
+        days = named_weekdays(kept_src)
         if days:
             scope.weekdays = days
+    skipped = named_weekdays(left_out) if left_out else []
+    if skipped:
+        scope.weekdays = sorted(set(scope.weekdays or range(7)) - set(skipped))
     if any(
         t in ("evening", "evenings", "night", "nights", "weeknight", "weeknights") for t in toks
     ):
@@ -942,8 +970,13 @@ def _parse_scope(
         scope.time_after, scope.time_before = spans[0]
         limit_norm = _HOUR_SPAN_RE.sub(" ", limit_norm)
     for m in _TIME_RE.finditer(limit_norm):
-        kind, hour, minute, ampm = m.groups()[0:4] if m.group(1) else m.groups()[4:8]
-        if kind == "after":
+        groups = m.groups()
+        start = 0 if groups[0] else 4 if groups[4] else 8
+        kind, hour, minute, ampm = groups[start : start + 4]
+        if kind == "from":
+            late = groups[12] is not None and (_HOUR_WORDS.get(hour) or int(hour)) < 12
+            scope.time_after = _hhmm(hour, minute, ampm or ("pm" if late else None))
+        elif kind == "after":
             scope.time_after = _hhmm(hour, minute, ampm)
         elif ampm or minute or not hour.isdigit() or int(hour) <= 12:
             scope.time_before = _hhmm(hour, minute, ampm)

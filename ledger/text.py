@@ -7,7 +7,9 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
-_WORD = re.compile(r"[a-z0-9$][a-z0-9$'.-]*[a-z0-9]|[a-z0-9$]")
+# Letters of any script count ("gärna", "zürich", "sofía" are one word each, not "g rna").
+_L = r"[^\W_]"
+_WORD = re.compile(rf"(?:{_L}|\$)(?:{_L}|[$'.-])*{_L}|{_L}|\$")
 # Money in any currency, in lower-cased text: a sign or code before the number ("$40",
 # "nz$40", "¥25,000", "r150" for rand, "rs 500", "kr 200") or a word after it ("25,000
 # yen", "300 pesos", "150 rand"). "Won" is a verb and "pound" a weight, so neither is read
@@ -443,6 +445,7 @@ ASK_BACK = re.compile(
     r"(?:please|just|then|so) ask(?: first| before| beforehand)?(?=\s*(?:[,.;!?]|$))|"
     r"i (?:decide|choose|sign off|approve)|sign (?:\w+ )?off (?:on )?(?:personally|myself)|"
     r"give (?:me|us) a (?:hoy|shout|bell|yell|buzz|heads[- ]up|ring|nudge|holler|tinkle)|"
+    r"holler at (?:me|us)|"
     r"(?:i'll|i will|let me|i'd) have a think|"
     r"(?:are|is|'s|'re) my (?:call|decision|department|lookout))\b"
 )

@@ -1866,3 +1866,37 @@ def test_the_proposals_own_cap_said_again_is_no_limit() -> None:
 def test_more_hand_backs_make_a_yes_a_limited_one(reply: str) -> None:
     offer = "I've said yes to the braai. Want me to accept invitations like that from now on?"
     assert classify_reply(offer, reply).act is Act.scoped
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Oh, bless you, yes. Keep it under thirty-five dollars though. If it comes to more "
+        "than that, holler at me first.",
+        "Ah go on then, you're a star. Fifteen quid tops per order though.",
+    ],
+)
+def test_a_cap_in_words_is_a_limit(reply: str) -> None:
+    offer = "I ordered the paints. Want me to reorder art supplies whenever they run low?"
+    assert classify_reply(offer, reply).act is Act.scoped
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "No brainer, the big ones last ages.",
+        "No wahala, send am straight. That man likes to quarrel over missing receipts.",
+        "So cc her every time, no fail.",
+        "At our age, every one of these might be the last. I would never refuse.",
+        "I can think of no reason to object. I never remember the deadline.",
+    ],
+)
+def test_a_no_that_says_yes(reply: str) -> None:
+    offer = "Done. Shall I do it that way for you from now on?"
+    assert classify_reply(offer, reply).act is Act.accept
+
+
+def test_a_no_brainer_asked_back_is_no_yes() -> None:
+    offer = "Done. Shall I do it that way for you from now on?"
+    reply = "No brainer? Not really - I'd rather check prices myself each time."
+    assert classify_reply(offer, reply).act is not Act.accept

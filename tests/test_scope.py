@@ -1753,3 +1753,27 @@ def test_the_clause_that_marks_itself_as_the_limit_wins_over_a_reason() -> None:
         clause="Mostly",
     )
     assert hedged.weekdays == [1, 3]
+
+
+def test_letters_of_any_script_stay_in_one_word() -> None:
+    from ledger.text import words
+
+    assert words("Ja, gärna. Zürich and São Paulo") == ["ja", "gärna", "zürich", "and", "são", "paulo"]
+    scope = parse_scope("Only for Sofía's things", TODAY)
+    assert match_scope(scope, facts(tool="purchase", entity_text="Sofía gift")).inside is True
+    assert match_scope(scope, facts(tool="purchase", entity_text="Sofi gift")).inside is False
+
+
+@pytest.mark.parametrize(
+    ("text", "days", "after"),
+    [
+        ("Yes please, any night except Tuesdays and Thursdays.", [0, 2, 4, 5, 6], "17:00"),
+        ("Weekdays except Wednesday", [0, 1, 3, 4], None),
+        ("Anything but not on Fridays", [0, 1, 2, 3, 5, 6], None),
+        ("Anything kicking off from ten at night, lock it in.", [], "22:00"),
+    ],
+)
+def test_days_left_out_and_a_start_at_night(text: str, days: list[int], after: str | None) -> None:
+    scope = parse_scope(text, TODAY)
+    assert (scope.weekdays, scope.time_after) == (days, after)
+    assert parse_scope("Except the board meetings", TODAY).weekdays == []
