@@ -216,6 +216,17 @@ _STANDING_MORE = re.compile(
 # myself", "When you're away, shall I let her know to skip?", "Shall I handle class
 # birthday parties the same way?".
 _IF_OFFERED_MORE = re.compile(
+    # An offer to act on a kind of thing each time a case comes up: "Shall I send new
+    # chapters to your beta readers when you finish them?", "order farm bits and pieces as
+    # they wear out", "reorder your running gear when things wear out", "accept those for
+    # you when they come" (not "send the photos when they're edited": those photos)
+    r"\b(?:should i|shall i|want me to|would you like me to|do you want me to|i can|i could)"
+    r"(?: just)? (?:send|order|buy|reorder|accept|decline|reply to|answer|forward|book|handle|"
+    r"restock|file|share|say yes to|get|pay|rsvp to)\b(?! (?:it|this|that|the|her|his)\b)"
+    r"(?=[^.?!;]*?\b(?:[a-z]{3,}(?<!ss)(?<!us)(?<!is)s|those|these|them|things|stuff|gear|bits|"
+    r"what \w+ needs?)\b[^.?!;]*?\b(?:when|whenever|as soon as|once|as) "
+    r"(?!(?:well|much|long|far|usual|before|always|normal|agreed|discussed|requested|"
+    r"planned|soon)\b))|"
     r"\b[a-z]{3,}s\b[^.?!;]*\b(?:on my own|myself)\b|"
     r"\b(?:when|whenever|if) (?:you're|you are) (?:away|travelling|traveling|abroad|out of "
     r"town|on holiday|running late|off sick)\b|"

@@ -1900,3 +1900,34 @@ def test_a_no_brainer_asked_back_is_no_yes() -> None:
     offer = "Done. Shall I do it that way for you from now on?"
     reply = "No brainer? Not really - I'd rather check prices myself each time."
     assert classify_reply(offer, reply).act is not Act.accept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I've sent chapter 7 to your editor. Shall I send new chapters to your beta readers as "
+        "well when you finish them?",
+        "I've ordered the chain from Farmlands. Do you want me to order farm bits and pieces as "
+        "they wear out?",
+        "Shall I just buy replacement parts and small bits like that when things break?",
+        "I've accepted Ewa's dinner. Both children send invitations too; shall I accept those for "
+        "you when they come?",
+        "He asks you for something every week; shall I just order what Kemal needs when he "
+        "messages you?",
+    ],
+)
+def test_an_offer_to_act_on_each_case_as_it_comes_is_a_proposal(text: str) -> None:
+    assert detect_proposal(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Shall I send the photos to Grandma when they're edited?",
+        "Should I send it to Dana once you've signed it?",
+        "Want me to book the table when they open bookings tomorrow?",
+        "Shall I order that one as soon as it's back in stock?",
+    ],
+)
+def test_one_case_when_it_is_ready_is_no_proposal(text: str) -> None:
+    assert detect_proposal(text) is None
