@@ -1452,7 +1452,9 @@ _MONEY = re.compile(
     MONEY_AMOUNT.pattern + r"|\b(?:hundred|thousand)\b|\b(?:\d+|a|few|couple|\w+ty|one|two|three|"
     r"four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty) grand\b|"
     # "thirty-five dollars", "fifteen quid"
-    r"\b(?:\w+ty|ten|eleven|twelve|\w+teen|five|a tenner|a fiver)(?:[- ]\w+)? " + CURRENCY_WORD + r"\b"
+    r"\b(?:\w+ty|ten|eleven|twelve|\w+teen|five|a tenner|a fiver)(?:[- ]\w+)? "
+    + CURRENCY_WORD
+    + r"\b"
 )
 # A cap on what may be spent: a limit word beside an amount ("up to 3,000 yen per order",
 # "keep it to stuff under two hundred bucks", "$75 a seat or less").
@@ -1473,7 +1475,9 @@ _TENS_WORDS = {
 def _amounts(text: str) -> set[float]:
     """The figures a text names ("$30", "3,000", "thirty"), for telling a restated cap."""
     found = {float(d.replace(",", "")) for d in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
-    return found | {float(_TENS_WORDS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _TENS_WORDS}
+    return found | {
+        float(_TENS_WORDS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _TENS_WORDS
+    }
 
 
 _CONTRAST_ANY = re.compile(

@@ -501,18 +501,33 @@ _NOT_A_UNIT = (
 _AMPM = r"(am|pm|a\.m\.|p\.m\.)"
 # "before 9", "after six", "until noon" ("by" only with a figure: "one by one" is no time).
 _TIME_RE = re.compile(
-    r"\b(before|after|until|till)\s+" + _HOUR + _NOT_A_UNIT
-    + r"|\b(by)\s+(\d{1,2})(?::(\d{2}))?\s*" + _AMPM + r"?" + _NOT_A_UNIT
+    r"\b(before|after|until|till)\s+"
+    + _HOUR
+    + _NOT_A_UNIT
+    + r"|\b(by)\s+(\d{1,2})(?::(\d{2}))?\s*"
+    + _AMPM
+    + r"?"
+    + _NOT_A_UNIT
     # "kicking off from ten at night", "from 8 onwards"
-    + r"|\b(from)\s+" + _HOUR + r"(?=\s*(?:(at night|in the evening|tonight)|onwards?\b|on\b|or later))"
+    + r"|\b(from)\s+"
+    + _HOUR
+    + r"(?=\s*(?:(at night|in the evening|tonight)|onwards?\b|on\b|or later))"
 )
 # "9 to 5", "between six and nine", "from 10am till 2": a span of hours. Bare figures
 # need "from" or "between" before them, or a.m./p.m. after one ("two to three people"
 # is no span).
 _HOUR_SPAN_RE = re.compile(
-    r"\b(?:from|between)\s+" + _HOUR + r"\s*(?:to|till|until|and|-|–)\s*" + _HOUR + _NOT_A_UNIT
-    + r"|\b(\d{1,2})(?::(\d{2}))?\s*" + _AMPM + r"?\s*(?:to|till|until|-|–)\s*"
-    + r"(\d{1,2})(?::(\d{2}))?\s*" + _AMPM + r"?(?!\w)(?!\s*(?:people|guests|of|more|weeks?|days?))"
+    r"\b(?:from|between)\s+"
+    + _HOUR
+    + r"\s*(?:to|till|until|and|-|–)\s*"
+    + _HOUR
+    + _NOT_A_UNIT
+    + r"|\b(\d{1,2})(?::(\d{2}))?\s*"
+    + _AMPM
+    + r"?\s*(?:to|till|until|-|–)\s*"
+    + r"(\d{1,2})(?::(\d{2}))?\s*"
+    + _AMPM
+    + r"?(?!\w)(?!\s*(?:people|guests|of|more|weeks?|days?))"
 )
 
 
@@ -572,14 +587,19 @@ class When:
         )
 
 
-_DAY_WORD = (
-    r"(" + "|".join(_DAY_ABBREVIATIONS) + r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)"
-)
+_DAY_WORD = r"(" + "|".join(_DAY_ABBREVIATIONS) + r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)"
 # "Monday to Friday", "mon-fri", "between Tuesday and Thursday": every day of the span.
 # An abbreviation counts only in a span ("I sat down" names no Saturday).
 _DAY_SPAN_RE = re.compile(
-    r"\b(?:between " + _DAY_WORD + r" and " + _DAY_WORD + r"|"
-    + _DAY_WORD + r"\s*(?:to|through|thru|till|til|until|-|–|—)\s*" + _DAY_WORD + r")\b"
+    r"\b(?:between "
+    + _DAY_WORD
+    + r" and "
+    + _DAY_WORD
+    + r"|"
+    + _DAY_WORD
+    + r"\s*(?:to|through|thru|till|til|until|-|–|—)\s*"
+    + _DAY_WORD
+    + r")\b"
 )
 
 
@@ -682,9 +702,7 @@ def parse_scope(
             whole_list = _parse_scope(text, today, listed, proposal, turn, context)
             if not whole_list.people and not whole_list.places and not whole_list.channels:
                 scope = whole_list.model_copy(update={"text": scope.text})
-    if clause and (
-        _STATEMENT_CLAUSE.match(normalize(clause)) or not _allows_something(scope)
-    ):
+    if clause and (_STATEMENT_CLAUSE.match(normalize(clause)) or not _allows_something(scope)):
         # "Yeah go on, that'd be a godsend. Long as it's under a tenner a go though", "Aye,
         # but I'm on nights Monday to Thursday, so only say yes if it falls on a Friday,
         # Saturday or Sunday": a statement of the user's own says why; the clause that
@@ -974,17 +992,17 @@ def _parse_scope(
         start = 0 if groups[0] else 4 if groups[4] else 8
         kind, hour, minute, ampm = groups[start : start + 4]
         if kind == "from":
-            late = groups[12] is not None and (_HOUR_WORDS.get(hour) or int(hour)) < 12
-            scope.time_after = _hhmm(hour, minute, ampm or ("pm" if late else None))
+            at_night = groups[12] is not None and (_HOUR_WORDS.get(hour) or int(hour)) < 12
+            scope.time_after = _hhmm(hour, minute, ampm or ("pm" if at_night else None))
         elif kind == "after":
             scope.time_after = _hhmm(hour, minute, ampm)
         elif ampm or minute or not hour.isdigit() or int(hour) <= 12:
             scope.time_before = _hhmm(hour, minute, ampm)
             if scope.time_after and scope.time_before < scope.time_after and not ampm:
                 # "Evenings before 9": the hour is in the evening.
-                late = int(scope.time_before[:2]) + 12
-                if late <= 24:
-                    scope.time_before = f"{late:02d}{scope.time_before[2:]}"
+                evening_hour = int(scope.time_before[:2]) + 12
+                if evening_hour <= 24:
+                    scope.time_before = f"{evening_hour:02d}{scope.time_before[2:]}"
     if today is not None:
         if re.search(r"\bthis month\b", norm):
             scope.until = _end_of_month(today)
@@ -1216,7 +1234,9 @@ _AMOUNT_WORDS = frozenset(
 )
 # What an amount is counted per ("$75 a seat or less", "a tenner a go", "£20 a head max"):
 # how the price is said, not a kind of thing.
-_PER_UNIT_RE = re.compile(r"(?:\d|\b(?:tenner|fiver|bucks?|quid|dollars?|pounds?|euros?|yen|rand)) (?:a|an|per|each) (\w+)")
+_PER_UNIT_RE = re.compile(
+    r"(?:\d|\b(?:tenner|fiver|bucks?|quid|dollars?|pounds?|euros?|yen|rand)) (?:a|an|per|each) (\w+)"
+)
 # A clause that opens by saying what not: "Not Mrs Naicker in 14, though", "but not the
 # Friday ones", "except Carlos" (not "I'm not sure he wants that").
 _NOT_THESE = re.compile(

@@ -420,12 +420,14 @@ def lexical_similarity(a: str, b: str) -> float:
 # A clause that hands a case back to the user ("check with me on those", "I'd rather decide
 # those myself", "that's another matter").
 ASK_BACK = re.compile(
-    r"\b(?:ask (?:me|us)(?! to\b)|check with (?:me|us)|loop (?:me|us) in|keep (?:me|us) in the loop|"
+    r"\b(?:ask (?:me|us)(?! to\b)|check with (?:me|us)|loop (?:me|us) in|"
+    r"keep (?:me|us) in the loop|"
     r"(?:a )?different conversation|talk to (?:me|us) (?:first|about)|speak (?:to|with) (?:me|us)|"
     r"run (?:(?:it|them|those|these|that|one) )?(?:by|past) "
     r"(?:me|us)|ping me|confirm (?:\w+ ){0,3}?with (?:me|us)|"
     r"(?:let me|lemme) (?:know|decide|choose|pick|see|approve|weigh|"
-    r"look|handle|deal|check|confirm)|(?:goes|go|going|come|comes) through (?:me|us)\b|bring (?:(?:it|them|those|these|that|one) )?to (?:me|us)|leave (?:it|them|"
+    r"look|handle|deal|check|confirm)|(?:goes|go|going|come|comes) through (?:me|us)\b|"
+    r"bring (?:(?:it|them|those|these|that|one) )?to (?:me|us)|leave (?:it|them|"
     r"those|these|that|the rest) (?:to|with) (?:me|us)|flag (?:it|them|those|these|that)\b|"
     r"(?:i'd|i would|i'll|i will|i want to|i need to|i have to|i like to|i'd like "
     r"to|i prefer to|i'd prefer to|i'd rather|i would rather) (?:\w+ ){0,2}(?:decide|see|look|"

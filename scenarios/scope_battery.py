@@ -107,9 +107,7 @@ class Counts:
         return out
 
 
-def run(
-    lines: Iterable[str], meaning: Similarity | None, acceptance: Similarity | None
-) -> Counts:
+def run(lines: Iterable[str], meaning: Similarity | None, acceptance: Similarity | None) -> Counts:
     counts = Counts()
     for n, line in enumerate(lines, 1):
         if not line.strip():

@@ -1758,7 +1758,14 @@ def test_the_clause_that_marks_itself_as_the_limit_wins_over_a_reason() -> None:
 def test_letters_of_any_script_stay_in_one_word() -> None:
     from ledger.text import words
 
-    assert words("Ja, gärna. Zürich and São Paulo") == ["ja", "gärna", "zürich", "and", "são", "paulo"]
+    assert words("Ja, gärna. Zürich and São Paulo") == [
+        "ja",
+        "gärna",
+        "zürich",
+        "and",
+        "são",
+        "paulo",
+    ]
     scope = parse_scope("Only for Sofía's things", TODAY)
     assert match_scope(scope, facts(tool="purchase", entity_text="Sofía gift")).inside is True
     assert match_scope(scope, facts(tool="purchase", entity_text="Sofi gift")).inside is False

@@ -51,7 +51,12 @@ def test_call_facts_by_action() -> None:
         "rsvp",
         {
             "request": "Ana's party",
-            "item": {"from": "Ana", "relation": "friend", "event": "Party", "when": "2026-03-07T19:00"},
+            "item": {
+                "from": "Ana",
+                "relation": "friend",
+                "event": "Party",
+                "when": "2026-03-07T19:00",
+            },
         },
         today,
     )
