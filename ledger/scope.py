@@ -334,7 +334,8 @@ _FUNCTION_WORDS = frozenset(
 )
 # How the user feels about the offer, whom they are talking to, and how they say it: a
 # reply's colour, never what it covers ("that'd be a lifesaver", "Matinees only, dear",
-# "Sim, but only from the official stores", "Only to Rui directly").
+# "Sim, but only from the official stores"; not "directly" or "personally", which can say
+# how a thing goes: "sent to me personally").
 _COLOUR_WORDS = frozenset(
     """
     lifesaver godsend gem legend relief brilliant lovely amazing awesome wonderful fantastic
