@@ -806,13 +806,7 @@ def _allows_something(scope: Scope) -> bool:
         or scope.places
         or scope.outside
         or scope.channels
-        or scope.weekdays
-        or scope.time_after
-        or scope.time_before
-        or scope.until is not None
-        or scope.max_amount is not None
-        or scope.min_amount is not None
-        or scope.max_quantity is not None
+        or _structured(scope)
     )
 
 
@@ -820,13 +814,7 @@ def _narrows(scope: Scope, proposal: str) -> bool:
     """Does the scope state anything the proposal did not already say?"""
     said = _keys(proposal)
     return bool(
-        scope.max_amount is not None
-        or scope.min_amount is not None
-        or scope.max_quantity is not None
-        or scope.weekdays
-        or scope.time_after
-        or scope.time_before
-        or scope.until is not None
+        _structured(scope)
         or scope.channels
         or scope.places
         or scope.excluded

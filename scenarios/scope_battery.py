@@ -18,41 +18,54 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agent.facts import call_facts as agent_call_facts
 from ledger.classifier import Act, classify_reply
-from ledger.scope import CallFacts, document_amount, match_scope, parse_scope
+from ledger.scope import CallFacts, match_scope, parse_scope
+from tools.runtime import ToolCall
+from tools.world import Contact, Document, Invitation, Product, World
 
 Similarity = Callable[[str, str], float]
 
 
 def call_facts(action: str, side: dict[str, Any], today: date) -> CallFacts:
-    """The facts of one later call, as `agent.facts.call_facts` describes a real one."""
+    """The facts of one later call, described by the agent's own `agent.facts.call_facts`
+    from a world that holds the side's item."""
     item = side["item"]
-    facts = CallFacts(tool=action, args={}, request=side["request"], today=today)
     if action == "rsvp":
-        facts.entity_text = f"{item['from']} {item['event']} {item['when']}"
-        try:
-            facts.when = datetime.fromisoformat(item["when"])
-        except (TypeError, ValueError):
-            facts.when = None
-        facts.recipients = [item["from"], item.get("relation", "")]
+        world = World(
+            invitations=[
+                Invitation(id="inv", from_=item["from"], event=item["event"], when=item["when"])
+            ],
+            contacts=[Contact(name=item["from"], email="", relation=item.get("relation", ""))],
+        )
+        call = ToolCall("battery", "rsvp", {"invitation_id": "inv", "response": "yes"})
     elif action == "purchase":
-        attributes = " ".join(str(v) for v in (item.get("attributes") or {}).values())
-        facts.entity_text = f"{item['title']} {attributes}"
-        facts.amount = float(item["price"])
-        facts.currency = item.get("currency", "USD")
-        facts.quantity = 1
+        product = Product(
+            id="item",
+            title=item["title"],
+            price=float(item["price"]),
+            currency=item.get("currency", "USD"),
+            attributes=item.get("attributes") or {},
+        )
+        world = World(products=[product])
+        call = ToolCall("battery", "purchase", {"product_id": "item", "quantity": 1})
     elif action == "send":
-        person = f"{item['to_name']} {item['to_relation']}"
-        facts.recipients = [item["to_email"], person]
-        facts.entity_text = f"{person} {item['to_email']} {item['document_title']}"
-        facts.amount = document_amount(f"{item['document_title']}. {item.get('document_body', '')}")
+        world = World(
+            contacts=[
+                Contact(name=item["to_name"], email=item["to_email"], relation=item["to_relation"])
+            ],
+            documents=[
+                Document(id="doc", title=item["document_title"], body=item.get("document_body", ""))
+            ],
+        )
+        call = ToolCall("battery", "send", {"to": item["to_email"], "document_id": "doc"})
     else:
         raise ValueError(f"unknown action {action!r}")
-    return facts
+    return agent_call_facts(call, side["request"], world, today)
 
 
 @dataclass
