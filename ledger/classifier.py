@@ -1864,8 +1864,12 @@ def classify_reply(
     rules and the meaning check leave pending, and that asks nothing, is an acceptance when
     the model is at least MODEL_ACCEPT sure, or MODEL_ACCEPT_GUARDED when the reply has a
     negation, limit, contrast or hand-back word in it ("she'd never get done otherwise"):
-    the model reads everyday speech the cue words miss."""
+    the model reads everyday speech the cue words miss. A limit the rules read stands unless
+    the model is MODEL_OVERRULE_LIMIT sure and the reply has none of those words (see
+    `_limit_or_acceptance`)."""
     result = _classify_rules(assistant, user)
+    if result.act == Act.scoped and result.proposal is not None and acceptance is not None:
+        return _limit_or_acceptance(result, result.proposal, user, acceptance)
     if result.act not in (Act.implicit, Act.no_uptake) or result.proposal is None:
         return result
     proposal = result.proposal
@@ -1894,6 +1898,40 @@ def classify_reply(
     return result
 
 
+def _limit_or_acceptance(
+    result: Classification,
+    proposal: Proposal,
+    user: str,
+    acceptance: Callable[[str, str], float],
+) -> Classification:
+    """A limit the rules read into a reply stands unless the reply model is
+    MODEL_OVERRULE_LIMIT sure the reply is a plain acceptance: the reason beside a yes can
+    name a day, a place or a kind of thing ("Friday at 4 is exactly when I always forget.
+    Automate it.", "Kid shreds gloves like a wood chipper."). Never for a question, a
+    one-off yes, a reply that hands something back ("Anything like a tool, run it past
+    me.", "otherwise check") or one with a word that marks a limit or a refusal ("only",
+    "but", "not", "no", "else", "the rest"):
+    those keep the rules' reading, however sure the model is."""
+    norm = normalize(user)
+    if (
+        "?" in user
+        or _ONE_OFF.search(norm)
+        or _ASK_ME.search(norm)
+        or ASK_BACK.search(norm)
+        or _LIMIT_WORD.search(norm)
+        or _ELSE.search(norm)
+        or _MARKS_LIMIT.search(norm)
+    ):
+        return result
+    try:
+        sure = acceptance(proposal.text, user)
+    except Exception:  # no model, no change: the limit stands
+        return result
+    if sure >= MODEL_OVERRULE_LIMIT:
+        return Classification(Act.accept, proposal=proposal)
+    return result
+
+
 # How sure the reply model must be that a pending reply accepts. Session 20 lowered it from
 # 0.6 to 0.5: over all labelled batteries that reads 31 more acceptances right and four
 # unrelated remarks ("She's started crawling, by the way!") as acceptances; in the benchmark
@@ -1910,6 +1948,15 @@ def classify_reply(
 # as yes 21 -> 23, unrelated or one-off replies 12 -> 12.
 MODEL_ACCEPT = 0.6
 MODEL_ACCEPT_GUARDED = 0.7
+# How sure it must be to read a reply the rules read as a limit as a plain acceptance.
+# Session 25 chose 0.8 by 5-fold cross-validation on the training rows the rules read as
+# limits with no hand-back, limit or refusal word: from 0.8 the model reads 10 of 34
+# acceptances and none of 247 limits as acceptances (from 0.75, 13 and none; from 0.7, 13
+# and none; from 0.6, 20 and 3). Refusals the rules read are never overruled: from 0.8 that
+# turns 4 of 676 refusals into acceptances for 3 of 17.
+MODEL_OVERRULE_LIMIT = 0.8
+# A refusal of the rest, or a hand-back in a word: "Snacks, no.", "otherwise check".
+_MARKS_LIMIT = re.compile(r"\bno\b|n't\b|\b(?:otherwise|ask|asking|check|checking)\b")
 # Anything that could make a reply a refusal, a limit, a hand-back or a request of its own:
 # the model must be MODEL_ACCEPT_GUARDED sure on those (and is not asked about questions).
 _NEGATIVE = re.compile(

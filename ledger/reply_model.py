@@ -1,4 +1,4 @@
-"""A learned second reading of replies the rules leave pending.
+"""A learned second reading of replies the rules leave pending or read as a limit.
 
 The rules classifier (`ledger.classifier`) reads a reply from its cue words. Acceptances in
 everyday speech often carry none ("Legend. Set and forget.", "Mornings are a write-off for
@@ -7,10 +7,12 @@ likely a reply accepts the proposal it answers: a softmax regression over senten
 embeddings (MiniLM in the agent) of the reply and the proposal, trained on the hand-labelled
 batteries in `tests/data` (never on the benchmark corpus) by `scripts/train_reply_model.py`.
 
-The classifier uses the score only for a reply the rules leave pending, and asks it to be
-surer when the reply has a negation, limit, contrast or hand-back word in it (see
-`classify_reply`): it may turn a silence into an acceptance, never a refusal or a limit the
-rules read into one.
+The classifier uses the score for a reply the rules leave pending, and asks it to be surer
+when the reply has a negation, limit, contrast or hand-back word in it (see
+`classify_reply`): it may turn a silence into an acceptance, never a refusal. It may also read
+a limit the rules found as a plain acceptance, when it is MODEL_OVERRULE_LIMIT sure and the
+reply has no hand-back, limit or refusal word ("Friday at 4 is exactly when I always forget.
+Automate it.").
 
 Features of a (proposal, reply) pair, both embeddings L2-normalised: the reply's vector, its
 element-wise product with the proposal's, their cosine, a bias, and the reply's words and word

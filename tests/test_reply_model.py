@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,12 @@ import numpy as np
 import pytest
 
 from ledger import reply_model
-from ledger.classifier import MODEL_ACCEPT, MODEL_ACCEPT_GUARDED, classify_reply
+from ledger.classifier import (
+    MODEL_ACCEPT,
+    MODEL_ACCEPT_GUARDED,
+    MODEL_OVERRULE_LIMIT,
+    classify_reply,
+)
 from ledger.model import Act
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,14 +115,54 @@ def test_an_unsure_or_failing_model_changes_nothing() -> None:
     assert classify_reply(FILTERS, reply, acceptance=broken).act is rules
 
 
-def test_the_model_is_only_asked_about_replies_the_rules_leave_pending() -> None:
+def test_the_model_never_overrules_an_acceptance_a_refusal_or_a_marked_limit() -> None:
     """With P(accept) = 1 for everything, every reply the rules read as an acceptance, a
-    limit, a refusal or a revision keeps that reading, on every labelled battery."""
+    refusal or a revision keeps that reading on every labelled battery, and so does every
+    limit with a hand-back, limit or refusal word in it (or a question)."""
     always = _sure(1.0)
+    overruled = 0
     for row in _rows():
         rules = classify_reply(row["assistant"], row["user"]).act
-        if rules not in (Act.implicit, Act.no_uptake):
-            assert classify_reply(row["assistant"], row["user"], acceptance=always).act is rules
+        if rules in (Act.implicit, Act.no_uptake):
+            continue
+        got = classify_reply(row["assistant"], row["user"], acceptance=always).act
+        if rules is Act.scoped and got is Act.accept:
+            overruled += 1
+            assert not re.search(
+                r"\b(?:only|just|except|unless|but|not|no|ask|check|past|else|otherwise|"
+                r"rest|others?)\b|n't\b|\?",
+                row["user"].lower().replace("’", "'"),
+            ), row["user"]
+        else:
+            assert got is rules, row["user"]
+    assert overruled > 0
+
+
+def test_a_very_sure_model_reads_a_remark_the_rules_took_for_a_limit_as_an_acceptance() -> None:
+    """The reason beside a yes can name a day or a kind of thing ("Tuesdays I do the
+    shopping, so that suits."): the rules read a limit, and a model at least
+    MODEL_OVERRULE_LIMIT sure reads the acceptance. A limit marked as one ("Only the Brita
+    ones", a hand-back, a refusal of the rest) stays a limit however sure the model is."""
+    for reply in (
+        "Tuesdays I do the shopping, so that suits.",
+        "Weekends are when I notice the taste. Sorted, thanks.",
+    ):
+        assert classify_reply(FILTERS, reply).act is Act.scoped, reply
+        below = _sure(MODEL_OVERRULE_LIMIT - 0.01)
+        assert classify_reply(FILTERS, reply, acceptance=below).act is Act.scoped, reply
+        sure = _sure(MODEL_OVERRULE_LIMIT)
+        assert classify_reply(FILTERS, reply, acceptance=sure).act is Act.accept, reply
+    for reply in (
+        "Only the Brita ones, mind.",
+        "For the kitchen fridge, fine. The garage one I will sort myself.",
+        "The kitchen fridge, fine. The garage one, run it past me.",
+        "For the kitchen fridge, fine. Not the garage one.",
+        "Kitchen fridge, fine. The rest can wait.",
+        "Tuesdays I do the shopping, so that suits?",
+    ):
+        rules = classify_reply(FILTERS, reply).act
+        assert rules is not Act.accept, reply
+        assert classify_reply(FILTERS, reply, acceptance=_sure(1.0)).act is rules, reply
 
 
 def test_the_words_of_a_reply_and_the_vocabulary() -> None:
