@@ -937,6 +937,25 @@ DIRECT_YES = (
     "a million times yes",
     "a hundred times yes",
 )
+# Go on doing it, in other registers and Englishes: "Carry on.", "On you go.", "Roger
+# that.", "Green light.", and the Spanish "dale", "vale", "órale", "claro". A clause of
+# nothing else only says yes (`_accept_only`), so it is never read as a limit.
+GO_ON = (
+    "carry on",
+    "on you go",
+    "proceed",
+    "roger",
+    "roger that",
+    "copy that",
+    "approved",
+    "green light",
+    "dale",
+    "vale",
+    "órale",
+    "orale",
+    "claro",
+)
+DIRECT_YES += GO_ON
 REACTION = (
     "great",
     "perfect",
@@ -1389,9 +1408,13 @@ _WOULD_BE_GOOD = re.compile(
 _LIKE_IT = re.compile(r"\bi (?:like|love) (?:that|it|this|the idea)\b")
 
 
+def _head(norm: str) -> str:
+    """The words of a normalised text, in any script ("órale"), without punctuation."""
+    return re.sub(r"\s+", " ", re.sub(r"[^\w' ]|_", " ", norm)).strip()
+
+
 def _starts_with(norm: str, phrases: tuple[str, ...]) -> str | None:
-    head = re.sub(r"[^a-z0-9' ]", " ", norm)
-    head = re.sub(r"\s+", " ", head).strip()
+    head = _head(norm)
     for p in sorted(phrases, key=len, reverse=True):
         if head == p or head.startswith(p + " "):
             return p
@@ -1500,7 +1523,19 @@ _ELSE = re.compile(
 
 
 # Yes phrases that say yes only when they open the reply ("it won't be too easy" is no yes).
-_START_ONLY = frozenset({"keep doing", "too easy", "sweet as", "nae bother"})
+_START_ONLY = frozenset(
+    {
+        "keep doing",
+        "too easy",
+        "sweet as",
+        "nae bother",
+        "carry on",
+        "on you go",
+        "roger that",
+        "copy that",
+        "green light",
+    }
+)
 # A word that only carries feeling ("Arre, of course!", "InshaAllah, that would be perfect")
 _INTERJECTION = re.compile(
     rf"^(?:arre|arey|inshallah|insha'allah|inshaallah|mashallah|och|ach|oh|ah|aw|{_EXCLAIM}|"
@@ -1514,6 +1549,8 @@ def _accept_only(clause: str) -> bool:
     """A clause that only says yes ("definitely", "go ahead", "that's a good idea")."""
     # "A thousand times yes" is a yes said loudly
     norm = re.sub(r"\b(?:a )?(?:hundred|thousand|million) times\b", " ", normalize(clause))
+    if _head(norm) in GO_ON:  # "On you go.", "Órale"
+        return True
     if not ACCEPT_CUE.search(norm):
         return False
     return not (content_stems(ACCEPT_CUE.sub(" ", norm)) - _FILLER)
@@ -1650,9 +1687,15 @@ def _restriction(reply: str, proposal: str = "") -> tuple[str | None, bool]:
                     clause.strip(),
                     flags=re.I,
                 )
-                if cleaned and not _ASK_ME.search(normalize(cleaned)):
+                if (
+                    cleaned
+                    and not _ASK_ME.search(normalize(cleaned))
+                    and not _accept_only(cleaned)  # "On you go."
+                ):
                     return cleaned.rstrip(".!"), False
     for sentence in sentences(reply):
+        if _accept_only(sentence):
+            continue
         if _FOR_SCOPE.match(normalize(sentence)) or _CONTRAST.search(normalize(sentence)):
             return sentence.rstrip(".!"), False
         if _CONTRAST_ANY.search(normalize(sentence)):
@@ -2183,6 +2226,8 @@ def _classify_rules(assistant: str, user: str) -> Classification:
         or limit_cue
         or acknowledged
         or _ALL_BACK.search(norm)  # "Ask every time. My shifts are all over the place."
+        # a remark, then a yes of its own to close ("Spares me the hassle. Carry on.")
+        or (len(user_sents) > 1 and _CLOSING_YES.match(normalize(user_sents[-1])))
     )
     if unrelated and not (
         _refers_to_task(task_part, user) or _scorns_the_other(user, proposal.text)
@@ -2615,7 +2660,8 @@ _CLASS_ORDER = re.compile(
 _CLOSING_YES = re.compile(
     r"^(?:(?:you )?go right ahead|please|totally|of course|course|let's roll|let's do it|"
     r"sign (?:me|him|her|them|us) up(?: for (?:everything|all of them|the lot|every one))?|"
-    r"put (?:them|it) all in|keep it rolling|default it)[.!]*$"
+    r"put (?:them|it) all in|keep it rolling|default it|carry on(?: then)?|on you go|proceed|"
+    r"crack on)[.!]*$"
 )
 
 

@@ -1431,6 +1431,37 @@ def test_a_yes_after_a_word_of_feeling_or_in_another_language(reply: str, act: A
     assert classify_reply(_STANDING_DECLINE, reply).act is act
 
 
+_COFFEE = (
+    "I've ordered the same coffee beans as last time. Shall I reorder them automatically "
+    "whenever the bag runs low?"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "act"),
+    [
+        # go on doing it, in other registers and Englishes
+        ("Carry on.", Act.accept),
+        ("On you go.", Act.accept),  # was read as the limit "On you go"
+        ("Proceed.", Act.accept),
+        ("Roger that.", Act.accept),
+        ("Green light.", Act.accept),
+        ("Órale.", Act.accept),  # the accent had split the word
+        ("Órale, sounds good.", Act.accept),  # was read as the limit "Órale"
+        ("Dale, perfecto.", Act.accept),
+        # a remark, then a closing go-on of its own
+        ("Spares me hearing the same squabble every month. Carry on.", Act.accept),
+        # not a yes: a limit beside it, the user carrying on, a refusal
+        ("On you go, weekdays only.", Act.scoped),
+        ("Vale, but only the decaf.", Act.scoped),
+        ("I'll carry on doing it myself.", Act.reject),
+        ("Don't proceed without asking.", Act.reject),
+    ],
+)
+def test_go_on_words_say_yes(reply: str, act: Act) -> None:
+    assert classify_reply(_COFFEE, reply).act is act
+
+
 @pytest.mark.parametrize(
     "assistant",
     [

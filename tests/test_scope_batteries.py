@@ -114,7 +114,9 @@ def reading() -> tuple[Callable[[str, str], float], Callable[[str, str], float]]
         # d95435b (the session's start) 35 and 39 inside calls were allowed, 5 and 14
         # outside calls would have run
         ("heldout_scope1.jsonl", 41, 4),
-        ("heldout_scope2.jsonl", 42, 12),
+        # (13 since session 25: one more limited reply read as a plain yes once the reply
+        # model may overrule a limit with no limit, hand-back or refusal word in it)
+        ("heldout_scope2.jsonl", 42, 13),
         # written later in the session, first measured at 7414d83 (43 / 18 at d95435b)
         ("heldout_scope3.jsonl", 45, 17),
         # development: read while changing the scope reader (29 / 9, 37 / 10 and 31 / 10 at
