@@ -817,7 +817,7 @@ def detect_user_rule(text: str) -> str | None:
 
 # --- user replies -------------------------------------------------------------------
 
-DIRECT_YES = (
+DIRECT_YES: tuple[str, ...] = (
     "yes",
     "yeah",
     # "Book away", "Fire away": carry on doing it
