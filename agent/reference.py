@@ -934,6 +934,42 @@ _BOUGHT_BEFORE = re.compile(
 )
 
 
+# A rule that buys again what is already there: "I'll buy the identical model", "exactly
+# what you got last time", "like for like".
+_SAME_AGAIN = re.compile(
+    r"\b(?:identical|same (?:model|make|one|item|thing|kind|brand|product)|exactly what|"
+    r"like[- ]for[- ]like|last time|as before|what you (?:got|bought|had))\b"
+)
+# A model code: a word of at least four letters and digits with a digit in it
+# ("RMS400IVMRE0", "40880", "312XL"), not a size ("1.7", "14").
+_MODEL_CODE = re.compile(r"(?<![\w.])(?=[a-z0-9-]*\d)[a-z0-9][a-z0-9-]{3,}(?![\w.])")
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """All a document or message says: title, subject and the whole body."""
+    return " ".join(str(record.get(k, "")) for k in ("title", "subject", "body"))
+
+
+def on_record(items: list[dict[str, Any]], records: list[str]) -> list[dict[str, Any]]:
+    """The items whose model code the user's own records name ("kettle Hamilton Beach 40880"
+    in the flat's inventory, an order confirmation): what a rule that buys the same again
+    buys. Among those, the plainest (fewest words the records do not say: not the two-pack
+    of it). All the items when the records name none of them."""
+    said = normalize(" ".join(records))
+    codes = set(_MODEL_CODE.findall(said))
+
+    def named(item: dict[str, Any]) -> int:
+        return len(set(_MODEL_CODE.findall(normalize(str(item.get("title", ""))))) & codes)
+
+    found = best_by(items, named)
+    if not found or named(found[0]) == 0:
+        return items
+    known = term_set(said)
+    extra = {id(i): len(term_set(str(i.get("title", ""))) - known) for i in found}
+    least = min(extra.values())
+    return [i for i in found if extra[id(i)] == least]
+
+
 def _bought_before(product: dict[str, Any]) -> bool:
     """Does the item say it was bought before (an attribute named "last ordered", or one
     whose value reads "bought by the clinic before", not "never ordered")?"""
@@ -1969,6 +2005,12 @@ class ReferencePolicy:
             call = answer
         elif action == ActionType.purchase:
             tied = choose_among(seen.products, inp.request, text, product_text)
+            if (
+                len(tied) > 1
+                and rule is not None
+                and _SAME_AGAIN.search(normalize(core_text(rule)))
+            ):
+                tied = on_record(tied, [record_text(r) for r in seen.documents + seen.inbox])
             product = tied[0] if len(tied) == 1 else None
             if product is None and rule is not None and len(tied) > 1:
                 product = self._closest(core_text(rule), tied)

@@ -2263,3 +2263,60 @@ def test_a_model_code_is_one_word_with_or_without_its_hyphen() -> None:
     request = "My warm gray marker, the W3, is completely dry."
     rule = "Reorder exactly what I got last time whenever you tell me a pen or marker ran out."
     assert [m["id"] for m in choose_among(markers, request, rule, product_text)] == ["w3"]
+
+
+# -- purchase: the same model again, as the user's own records name it -----------------------
+
+COTTAGE = _session(
+    EPISODE,
+    "s1",
+    ("user", "Ana says the toaster at the cottage died."),
+    (
+        "assistant",
+        "Ordering the same Breville BTA840 that's on the cottage inventory. Any time Ana "
+        "tells you something's broken there, shall I buy the identical model straight away?",
+    ),
+    ("user", "Yes please, that's exactly what I want."),
+    ("assistant", "Done: broken things at the cottage get the identical model from now on."),
+)
+
+
+def cottage_world(inventory: str) -> World:
+    return World.model_validate(
+        {
+            "documents": [
+                {"id": "doc-cottage-inventory", "title": "Cottage inventory", "body": inventory},
+            ],
+            "products": [
+                {"id": "kettle-kx4410", "title": "Kettle Kenwood KX4410 1.7 L", "price": 40.0},
+                {
+                    "id": "kettle-basic",
+                    "title": "Kettle Russell Hobbs Classic 1.7 L",
+                    "price": 30.0,
+                },
+                {
+                    "id": "kettle-kx4410-2",
+                    "title": "Kettle Kenwood KX4410 1.7 L, pack of 2",
+                    "price": 75.0,
+                },
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize("gl", [False, True])
+def test_the_identical_model_is_the_one_the_records_name(tmp_path: Path, gl: bool) -> None:
+    """ "I'll buy the identical model": among kettles the request cannot tell apart, the one
+    the cottage inventory names by its model code, and not the two-pack of it. When the
+    records name none of them, the user is asked."""
+    request = "The kettle at the cottage has died, Ana says. Can you order a new one?"
+    listed = "Cottage inventory. Kitchen: kettle Kenwood KX4410; toaster Breville BTA840."
+    result = _agent(tmp_path / "named", gl, COTTAGE).respond(
+        request, PROBE, world=cottage_world(listed)
+    )
+    assert _calls(result) == [("purchase", {"product_id": "kettle-kx4410"})]
+    unlisted = "Cottage inventory. Kitchen: toaster Breville BTA840; cutlery for eight."
+    result = _agent(tmp_path / "unnamed", gl, COTTAGE).respond(
+        request, PROBE, world=cottage_world(unlisted)
+    )
+    assert _calls(result) == []
