@@ -961,8 +961,8 @@ def on_record(items: list[dict[str, Any]], records: list[str]) -> list[dict[str,
     def named(item: dict[str, Any]) -> int:
         return len(set(_MODEL_CODE.findall(normalize(str(item.get("title", ""))))) & codes)
 
-    found = best_by(items, named)
-    if not found or named(found[0]) == 0:
+    found = best_by(items, named)  # (only items the records name: best_by keeps scores > 0)
+    if not found:
         return items
     known = term_set(said)
     extra = {id(i): len(term_set(str(i.get("title", ""))) - known) for i in found}
