@@ -44,7 +44,7 @@ from ledger.model import (
     Status,
     latest_version,
 )
-from ledger.scope import KINDS, CallFacts, match_scope, rule_times
+from ledger.scope import KINDS, CallFacts, case_unmet, match_scope, rule_times
 from ledger.text import (
     DECIDE_LATER,
     EITHER_WAY,
@@ -287,6 +287,10 @@ class Gate:
         scored = []
         for entry in self._entries():
             if not entry.is_active_on(today):
+                continue
+            if case_unmet(entry.content, facts):
+                # "Answer Walt's invitations with a maybe" is not about an invitation that
+                # is not Walt's, however alike their words.
                 continue
             # The turn that proposed it names the case it came from ("I sent the EOB to
             # Grace. Want me to do that from now on?").

@@ -1420,6 +1420,40 @@ def _names(text: str, known: Collection[str] = ()) -> list[str]:
     return sorted(set(names))
 
 
+# A person a rule is about, in its own words: "answer Walt's invitations", "whatever goes
+# for Helen", "invites from Kevin", "anything about Nora". Not one it routes through or
+# sends with ("through Pauline", "with Pita's church group"): that is how, not whose.
+_CASE_NAME = re.compile(
+    r"(?<!\bwith )(?<!\bthrough )(?<!\bvia )(?<!\bby )(?<!\bof )"
+    r"\b(?P<owner>[A-Z][a-z]+)'s (?!(?:\w+ )?(?:address|email|inbox|mailbox|gmail|number)\b)"
+    r"(?P<noun>\w+)|"
+    r"\b(?:for|from|about) (?P<name>[A-Z][a-z]+)\b(?!'s)"
+)
+
+
+def case_people(rule: str) -> list[tuple[str, set[str]]]:
+    """The people whose things a rule is about, each with the key words of what of theirs
+    ("Sipho's school things": Sipho, {school}); names only, never a sentence opener."""
+    names = set(_names(rule))
+    found = []
+    for m in _CASE_NAME.finditer(rule):
+        name = m.group("owner") or m.group("name")
+        if name in names:
+            found.append((stem(name.lower()), _keys(m.group("noun") or "")))
+    return found
+
+
+def case_unmet(rule: str, facts: CallFacts) -> bool:
+    """Does the rule name a person whose things it is about, when the call names neither
+    that person nor what of theirs the rule is about ("answer Walt's invitations with a
+    maybe", for an invitation from a Medicare agency)?"""
+    people = case_people(rule)
+    if not people:
+        return False
+    said = {stem(p.removesuffix("'s")) for w in words(facts.text()) for p in [w, *w.split("-")]}
+    return not any(name in said or nouns & _keys(facts.text()) for name, nouns in people)
+
+
 @dataclass
 class CallFacts:
     """What the gate knows about one call: built by the agent from the world and the request."""

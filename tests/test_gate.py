@@ -1610,3 +1610,57 @@ def test_what_a_rule_has_no_more_of_is_not_what_it_picks() -> None:
     assert gate._consistent(rule, facts)
     assert not gate._consistent(rule, choosing(summary, full, request))
     assert "copies" in PASSED_OVER.sub(" ", "no more than two copies")
+
+
+def test_a_rule_about_one_persons_things_does_not_cover_anothers() -> None:
+    """ "Answer Walt's invitations with a maybe" is not about an invitation from a Medicare
+    agency, however alike their words; it still covers Walt's, and a rule about "Sipho's
+    school things" covers the school's own invitation without his name."""
+    walt = entry(
+        "a1",
+        Status.confirmed,
+        "From now on, answer Walt's invitations with a maybe, I'll confirm after the forecast.",
+        proposer=Proposer.user,
+    )
+    agency = rsvp(
+        "maybe",
+        "There is an invitation here for a Medicare Advantage lunch at the Elks Lodge.",
+        entity_text="Ballard Medicare Advantage lunch seminar",
+        recipients=["Ballard Medicare Advantage"],
+    )
+    assert decide([walt], agency).decision is Decision.confirm
+    walks = rsvp(
+        "maybe",
+        "Walt has posted the Saturday walk at Magnuson Park.",
+        entity_text="Walt Saturday bird walk, Magnuson Park",
+        recipients=["Walt"],
+    )
+    assert decide([walt], walks).decision is Decision.allow
+    school = entry("a2", Status.confirmed, "I'll say yes to Sipho's school things from now on.")
+    evening = rsvp(
+        "yes",
+        "Berea Boys' has invited Grade 11 parents to the subject-choice evening.",
+        entity_text="Berea Boys' High School subject-choice evening, school hall",
+        recipients=["Berea Boys' High School"],
+    )
+    assert decide([school], evening).decision is Decision.allow
+
+
+def test_whose_things_a_rule_is_about_is_read_from_its_own_words() -> None:
+    from ledger.scope import case_people, case_unmet
+
+    assert case_people("From now on anything for Helen goes to files@law.org.") == [
+        ("helen", set())
+    ]
+    assert case_people("Should Nora's paperwork always go to her Gmail?") == [
+        ("nora", {"paperwork"})
+    ]
+    # how a rule sends, not whose things: "with Pita's church group", "to Nora's work address"
+    assert case_people("We're sending the boxes by container with Pita's church group.") == []
+    assert case_people("Send it to Nora's work address from now on.") == []
+    # a capital that opens a sentence may be no name
+    assert case_people("Everyone's invites: say yes whenever I'm free.") == []
+    rule = "Want me to accept Al-Nour's invites whenever you're free?"
+    inside = rsvp(entity_text="Al-Nour Community Centre iftar", recipients=["Al-Nour"])
+    outside = rsvp(entity_text="Medicare lunch", recipients=["Ballard Medicare"])
+    assert not case_unmet(rule, inside) and case_unmet(rule, outside)
