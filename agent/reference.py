@@ -1883,7 +1883,7 @@ class ReferencePolicy:
             return _calls(*(self._read(t, inp, n + i) for i, t in enumerate(missing)))
         if inp.steps[-1].call.name in SIDE_EFFECTING:
             return self._after_action(inp.steps[-1], inp, seen)
-        action = choose_domain(inp.request, seen)
+        action = choose_domain(inp.request, seen, self._rule_domain(inp, seen))
         if action == ActionType.other:
             return _reply(
                 "I can help with invitations (RSVP), purchases and sending messages or "
@@ -1904,6 +1904,32 @@ class ReferencePolicy:
         return _calls(plan.call)
 
     # -- planning --------------------------------------------------------------------
+
+    def _rule_domain(
+        self, inp: AgentInput, seen: Seen
+    ) -> Callable[[list[ActionType]], ActionType | None]:
+        """Of these kinds of action, the one of the rule most relevant to the request; asked
+        for only when the request's own words do not say which tool ("Fer says the fridge
+        at the flat stopped cooling": a product and an inventory document both fit)."""
+
+        def domain(present: list[ActionType]) -> ActionType | None:
+            best: tuple[float, ActionType] | None = None
+            for action in present:
+                rules = rules_from_memory(inp) + with_follow_ups(rules_from_ledger(inp), inp)
+                pool = candidates(inp.request, seen, action)
+                situation = term_set(inp.request, _ACTION_NOISE)
+                situation |= set().union(set(), *(term_set(t, _ACTION_NOISE) for t in pool))
+                ranked = rank_rules(rules, inp.request, situation, action, pool, self.similarity)
+                top = next((r for r in ranked if r.action == action), None)
+                if (
+                    top is not None
+                    and top.relevance >= THRESHOLD
+                    and (best is None or top.relevance > best[0])
+                ):
+                    best = (top.relevance, action)
+            return best[1] if best else None
+
+        return domain
 
     def plan(
         self,
@@ -2287,8 +2313,13 @@ def _subject(request: str) -> str:
     return first.strip().rstrip(".!?")[:80]
 
 
-def choose_domain(request: str, seen: Seen) -> ActionType:
-    """The kind of action: what the world holds for this request, then the request's words.
+def choose_domain(
+    request: str,
+    seen: Seen,
+    by_rule: Callable[[list[ActionType]], ActionType | None] | None = None,
+) -> ActionType:
+    """The kind of action: what the world holds for this request, then the request's words,
+    then (`by_rule`) the kind of the rule most relevant to the request.
 
     With no invitation, product or document to act on, the one thing left to do is a
     message (letting someone know)."""
@@ -2306,6 +2337,9 @@ def choose_domain(request: str, seen: Seen) -> ActionType:
     cue = action_type_of(request)
     if cue in present:
         return cue
+    ruled = by_rule(present) if by_rule is not None else None
+    if ruled in present:
+        return ruled
     scores = {a: max((_overlap(want, term_set(t)) for t in pools[a]), default=0) for a in present}
     best = max(scores.values(), default=0)
     winners = [a for a, v in scores.items() if v == best]

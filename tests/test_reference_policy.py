@@ -2320,3 +2320,29 @@ def test_the_identical_model_is_the_one_the_records_name(tmp_path: Path, gl: boo
         request, PROBE, world=cottage_world(unlisted)
     )
     assert _calls(result) == []
+
+
+def test_the_kind_of_action_comes_from_the_rule_when_the_request_does_not_say(
+    tmp_path: Path,
+) -> None:
+    """ "Ana says the fridge at the cottage stopped cooling": a product and the inventory
+    document both fit, and the request names no tool. The rule it is about buys the identical
+    model, so the policy buys, rather than asking whom to send the inventory to."""
+    world = World.model_validate(
+        {
+            "documents": [
+                {
+                    "id": "doc-cottage-inventory",
+                    "title": "Cottage inventory",
+                    "body": "Cottage inventory. Kitchen: fridge Bosch KGN33; toaster Breville.",
+                },
+            ],
+            "products": [
+                {"id": "fridge-kgn33", "title": "Fridge Bosch KGN33 freestanding", "price": 640.0},
+                {"id": "fridge-lg", "title": "Fridge LG GBB61 freestanding", "price": 610.0},
+            ],
+        }
+    )
+    request = "Ana says the fridge at the cottage stopped cooling, and it's not worth fixing."
+    result = _agent(tmp_path, True, COTTAGE).respond(request, PROBE, world=world)
+    assert _calls(result) == [("purchase", {"product_id": "fridge-kgn33"})]
