@@ -730,6 +730,8 @@ _USER_RULE_RE = re.compile(
     r"always|never|whenever|every time|each time|by default|as a rule|automatically|"
     r"stop \w+ing|don't (?:ever|keep)|no more|anymore|any more|new (?:rule|policy)|on autopilot|"
     r"on your own|ask me (?:first|before)|henceforth|from today|"
+    # "before you reorder any of my drawing supplies, ask me"
+    r"before you \w+ (?:any|anything|all|every)\b[^.;!?]{0,60}?,? (?:ask|check with) me|"
     r"without (?:checking|asking|clearing it|talking to me)|"
     r"check with me (?:first|"
     r"before)|run (?:it|them) by me|(?:any|all|every) (?:\w+ )?(?:invitations?|invites?|"

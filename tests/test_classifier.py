@@ -399,6 +399,11 @@ def test_fresh_examples_are_not_copied_from_the_dataset() -> None:
             "Never buy anything over $50 without checking with me.",
             "Never buy anything over $50 without checking with me.",
         ),
+        (
+            # the hand-back after the case: standing because it is about any of them
+            "Something new: before you restock any of my paints, ask me. I want to try others.",
+            "Something new: before you restock any of my paints, ask me.",
+        ),
     ],
 )
 def test_user_rule_found(text: str, rule: str) -> None:
@@ -413,6 +418,7 @@ def test_user_rule_found(text: str, rule: str) -> None:
         "What's the weather on Saturday?",
         "Thanks, that's great.",
         "I always forget my umbrella.",  # 'always', but nothing the assistant does
+        "Before you order the cake, ask me about the flavour.",  # this one order
     ],
 )
 def test_user_rule_not_found(text: str) -> None:

@@ -2346,3 +2346,50 @@ def test_the_kind_of_action_comes_from_the_rule_when_the_request_does_not_say(
     request = "Ana says the fridge at the cottage stopped cooling, and it's not worth fixing."
     result = _agent(tmp_path, True, COTTAGE).respond(request, PROBE, world=world)
     assert _calls(result) == [("purchase", {"product_id": "fridge-kgn33"})]
+
+
+def test_the_same_again_is_the_item_an_order_confirmation_writes_out() -> None:
+    """No model code, but the order that shipped it writes the whole title out: that item,
+    not the other size. A year or a date in the records is no model code."""
+    from agent.reference import on_record
+
+    rolls = [
+        {"id": "30x50", "title": "Canson yellow sketching trace roll, 30 cm x 50 m"},
+        {"id": "45x50", "title": "Canson yellow sketching trace roll, 45 cm x 50 m"},
+    ]
+    shipped = "Your order has shipped. Canson yellow sketching trace roll, 45 cm x 50 m, qty 1."
+    assert [i["id"] for i in on_record(rolls, [shipped])] == ["45x50"]
+    assert [i["id"] for i in on_record(rolls, ["Staedtler pigment liner set of 6"])] == [
+        "30x50",
+        "45x50",
+    ]
+    dated = [
+        {"id": "planner-2026", "title": "Leuchtturm weekly planner 2026"},
+        {"id": "planner-2027", "title": "Leuchtturm weekly planner 2027"},
+    ]
+    assert len(on_record(dated, ["Invoice of 2026-03-02, paid 2026"])) == 2
+
+
+@pytest.mark.parametrize("gl", [False, True])
+def test_a_same_again_rule_reads_the_inbox_for_what_was_bought(tmp_path: Path, gl: bool) -> None:
+    """ "Buy the identical model": two kettles fit and the documents name neither, so the
+    policy reads the inbox, where the last order names one of them."""
+    world = World.model_validate(
+        {
+            "inbox": [
+                {
+                    "id": "msg-order",
+                    "from": "Currys",
+                    "subject": "Delivered",
+                    "body": "Your order: Kettle Russell Hobbs Classic 1.7 L, qty 1. Delivered.",
+                }
+            ],
+            "products": [
+                {"id": "rh-17", "title": "Kettle Russell Hobbs Classic 1.7 L", "price": 30.0},
+                {"id": "rh-10", "title": "Kettle Russell Hobbs Classic 1.0 L", "price": 25.0},
+            ],
+        }
+    )
+    request = "The kettle at the cottage has died, Ana says. Can you order a new one?"
+    result = _agent(tmp_path, gl, COTTAGE).respond(request, PROBE, world=world)
+    assert _calls(result) == [("purchase", {"product_id": "rh-17"})]
