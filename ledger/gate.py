@@ -61,6 +61,7 @@ from ledger.text import (
     normalize,
     routed_by_name,
     running_low,
+    shorthand_unused,
     stated_quantity,
     symbols,
     them_named,
@@ -213,6 +214,13 @@ def is_ask_rule(entry: Arrangement) -> bool:
     return is_ask_text(entry.content)
 
 
+class Ranked(list[tuple[float, Arrangement]]):
+    """Entries by relevance, best first; `crowd`: the best score of the entries left out
+    because they are about another case."""
+
+    crowd: float = 0.0
+
+
 class Gate:
     """Decides allow / confirm / follow_revision / out_of_scope for one call."""
 
@@ -285,13 +293,16 @@ class Gate:
         query = f"{facts.request} {facts.entity_text}"
         recipient = " ".join(facts.recipients) if facts.tool == "send" else ""
         scored = []
+        elsewhere: set[str] = set()
         for entry in self._entries():
             if not entry.is_active_on(today):
                 continue
-            if case_unmet(entry.content, facts):
-                # "Answer Walt's invitations with a maybe" is not about an invitation that
-                # is not Walt's, however alike their words.
-                continue
+            # "Answer Walt's invitations with a maybe" is not about an invitation that is not
+            # Walt's, however alike their words; "when I ask for "the usual"" is not about a
+            # request that does not say it.
+            about_another = case_unmet(entry.content, facts) or shorthand_unused(
+                facts.request, entry.content
+            )
             # The turn that proposed it names the case it came from ("I sent the EOB to
             # Grace. Want me to do that from now on?").
             proposed = entry.evidence[0].text if entry.evidence else ""
@@ -310,8 +321,13 @@ class Gate:
             ):
                 named += _SHORTHAND_BONUS
             scored.append((self.similarity(query, text) * weight + named, entry))
+            if about_another:
+                elsewhere.add(entry.id)
         scored.sort(key=lambda pair: pair[0], reverse=True)
-        return scored
+        kept = Ranked(pair for pair in scored if pair[1].id not in elsewhere)
+        # They are no candidates, but still part of the crowd a weak match must stand out of.
+        kept.crowd = max((score for score, e in scored if e.id in elsewhere), default=0.0)
+        return kept
 
     def relevant(
         self,
@@ -382,7 +398,7 @@ class Gate:
         top = ranked[0][0]
         if top >= self.threshold:
             return True
-        second = ranked[1][0] if len(ranked) > 1 else 0.0
+        second = max(ranked[1][0] if len(ranked) > 1 else 0.0, getattr(ranked, "crowd", 0.0))
         return top >= self.threshold * _LOW_FACTOR and top >= second * _STANDS_OUT
 
     def _unaccepted_rival(

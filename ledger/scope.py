@@ -1421,13 +1421,15 @@ def _names(text: str, known: Collection[str] = ()) -> list[str]:
 
 
 # A person a rule is about, in its own words: "answer Walt's invitations", "whatever goes
-# for Helen", "invites from Kevin", "anything about Nora". Not one it routes through or
+# for Helen", "invites from Kevin", "anything about Nora", "any time Fer reports something
+# broken". Not one it routes through or
 # sends with ("through Pauline", "with Pita's church group"): that is how, not whose.
 _CASE_NAME = re.compile(
     r"(?<!\bwith )(?<!\bthrough )(?<!\bvia )(?<!\bby )(?<!\bof )"
     r"\b(?P<owner>[A-Z][a-z]+)'s (?!(?:\w+ )?(?:address|email|inbox|mailbox|gmail|number)\b)"
     r"(?P<noun>\w+)|"
-    r"\b(?:for|from|about) (?P<name>[A-Z][a-z]+)\b(?!'s)"
+    r"\b(?:for|from|about|(?<!even )(?i:whenever|when|if|(?:any|every|each) time|once)(?= [A-Z]))"
+    r" (?P<name>[A-Z][a-z]+)\b(?!'s)"
 )
 
 

@@ -368,6 +368,25 @@ def shorthands(text: str) -> frozenset[str]:
     )
 
 
+def shorthand_unused(request: str, rule: str) -> bool:
+    """Is the rule about words the user quotes ("whenever you ask me to send "the usual",
+    I'll order this exact posy") that the request does not use (nor the emoji or bare
+    forward it reads)? Such a rule is about those words, not about whatever else is alike."""
+    said = [
+        m.group(1) or m.group(2)
+        for sentence in sentences(rule)
+        if _NAMING.search(norm := normalize(sentence)) or _ASKS_TO.search(norm)
+        for m in _QUOTED.finditer(norm)
+    ]
+    if not said or symbols(request) & symbols(rule) or uses_shorthand(request, rule):
+        return False
+    return not any(has_phrase(normalize(request), (p.strip(" .,!?"),)) for p in said)
+
+
+# "whenever you ask me to send "the usual"": the words of a request, quoted
+_ASKS_TO = re.compile(r"\bask(?:s|ed)? (?:me )?to \w+\b")
+
+
 def uses_shorthand(request: str, rule: str) -> bool:
     """Does the request use words the rule names as the user's shorthand for it? A bare
     forward ("Fwd: Invitation: ...", nothing added) is the shorthand of a rule about invites

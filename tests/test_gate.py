@@ -1664,3 +1664,88 @@ def test_whose_things_a_rule_is_about_is_read_from_its_own_words() -> None:
     inside = rsvp(entity_text="Al-Nour Community Centre iftar", recipients=["Al-Nour"])
     outside = rsvp(entity_text="Medicare lunch", recipients=["Ballard Medicare"])
     assert not case_unmet(rule, inside) and case_unmet(rule, outside)
+
+
+def test_a_rule_about_whenever_someone_does_something_is_about_that_person() -> None:
+    """ "Any time Fer reports something broken there, I'll buy the identical model" is not
+    about a bus ticket; "even when Amazon is cheaper" is a concession, not whose case."""
+    from ledger.scope import case_people
+
+    fer = entry(
+        "a1",
+        Status.pending,
+        "Any time Fer reports something broken there, I'll buy the identical model.",
+        ActionType.purchase,
+    )
+    bus = purchase(
+        38.0,
+        "Get me the 8:00 bus to Oaxaca on Friday.",
+        entity_text="ADO Platino Mexico City to Oaxaca 08:00",
+    )
+    assert Gate(lambda: [fer]).ranked(bus, TODAY) == []
+    blender = purchase(
+        60.0, "Fer says the blender at the flat died.", entity_text="Oster blender 600W"
+    )
+    assert [e.id for _, e in Gate(lambda: [fer]).ranked(blender, TODAY)] == ["a1"]
+    assert case_people("Whenever Walt posts a walk, say maybe.") == [("walt", set())]
+    assert case_people("Always go through Ameyalli, even when Amazon is cheaper.") == []
+
+
+def test_a_rule_about_quoted_words_needs_a_request_that_says_them() -> None:
+    """ "Whenever you ask me to send "the usual", I'll order this exact posy" is about those
+    words: it does not govern ordering an ultrasound unit. A bare forward or an emoji the
+    rule reads is its words too."""
+    from ledger.text import shorthand_unused
+
+    posy = entry(
+        "a1",
+        Status.confirmed,
+        'Whenever you ask me to send "the usual", I\'ll order this exact posy.',
+        ActionType.purchase,
+    )
+    unit = purchase(
+        3290.0,
+        "Marco says the clinic's ultrasound therapy unit has died.",
+        entity_text="Chattanooga Intelect Mobile 2 ultrasound",
+    )
+    assert decide([posy], unit).decision is Decision.confirm
+    usual = purchase(65.0, "It's Maureen's birthday on Thursday: the usual.", entity_text="posy")
+    assert decide([posy], usual).decision is Decision.allow
+    bare = 'If you ever send me an invite without saying anything, I\'ll take it as "yes".'
+    assert not shorthand_unused("Fwd: Invitation: Aisha's housewarming @ Sun Oct 11", bare)
+    eyes = 'Want me to read a bare 👀 as "mark me maybe" from now on?'
+    assert not shorthand_unused("curry night on brick lane friday 👀", eyes)
+    sababa = 'From now on, when I say "sababa", accept the invitation.'
+    assert shorthand_unused("Shira's doing dinner at hers on Friday.", sababa)
+    assert not shorthand_unused("Shira's doing dinner at hers on Friday. Sababa.", sababa)
+
+
+def test_a_rule_about_another_case_still_crowds_a_weak_match() -> None:
+    """A rule left out because it is about someone else is no candidate, but a weak match
+    must still stand out from it: "the previous generation whenever you're replacing
+    electronics" does not govern hearing-aid batteries merely because Abena's rule is gone."""
+    electronics = entry(
+        "a1",
+        Status.confirmed,
+        "Shall I go with the previous generation whenever you're replacing electronics?",
+        ActionType.purchase,
+    )
+    abena = entry(
+        "a2",
+        Status.confirmed,
+        "Whenever you buy gold for Abena, make it 22 carat.",
+        ActionType.purchase,
+    )
+
+    def similarity(query: str, text: str) -> float:
+        return 0.12 if "electronics" in text else 0.11 if "Abena" in text else 0.0
+
+    batteries = purchase(
+        12.0, "I am down to my last card of hearing aid batteries.", entity_text="Rayovac 312"
+    )
+    alone = Gate(lambda: [electronics], similarity=similarity)
+    assert alone.check(batteries, TODAY).decision is Decision.allow
+    crowded = Gate(lambda: [electronics, abena], similarity=similarity)
+    ranked = crowded.ranked(batteries, TODAY)
+    assert [e.id for _, e in ranked] == ["a1"]  # Abena's rule is no candidate ...
+    assert crowded.check(batteries, TODAY).decision is Decision.confirm  # ... but a crowd
