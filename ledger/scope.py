@@ -1433,6 +1433,17 @@ _CASE_NAME = re.compile(
 )
 
 
+# Whose things "these" are: "Tom posts these pretty often", "Okada-san schedules these every
+# few months", "Andre's been sending these". One person (the verb is singular), so a name
+# even where it opens the sentence; "Couples send these" is no one.
+_CASE_SENDER = re.compile(
+    r"\b(?P<name>[A-Z][a-z]+)(?:-(?:san|sama|kun|chan|sensei|ji))?"
+    r"(?:'s been (?:sending|posting)| (?:seems to send|keeps (?:sending|posting)|has been "
+    r"(?:sending|posting)|sends|posts|schedules|puts up|organi[sz]es|hosts|runs))\b"
+    r"[^.?!]{0,30}?\bthese\b"
+)
+
+
 def case_people(rule: str) -> list[tuple[str, set[str]]]:
     """The people whose things a rule is about, each with the key words of what of theirs
     ("Sipho's school things": Sipho, {school}); names only, never a sentence opener."""
@@ -1442,6 +1453,10 @@ def case_people(rule: str) -> list[tuple[str, set[str]]]:
         name = m.group("owner") or m.group("name")
         if name in names:
             found.append((stem(name.lower()), _keys(m.group("noun") or "")))
+    for m in _CASE_SENDER.finditer(rule):
+        name = m.group("name")
+        if name not in _NOT_NAMES and name.lower() not in STOPWORDS:
+            found.append((stem(name.lower()), set()))
     return found
 
 

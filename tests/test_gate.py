@@ -1688,6 +1688,14 @@ def test_a_rule_about_whenever_someone_does_something_is_about_that_person() -> 
     )
     assert [e.id for _, e in Gate(lambda: [fer]).ranked(blender, TODAY)] == ["a1"]
     assert case_people("Whenever Walt posts a walk, say maybe.") == [("walt", set())]
+    # whose "these" are: one person, even where the name opens the sentence
+    assert case_people("Okada-san schedules these every few months, so shall I accept?") == [
+        ("okada", set())
+    ]
+    assert case_people("Andre's been sending these weekly; say yes to his rehearsals?") == [
+        ("andre", set())
+    ]
+    assert case_people("Couples send these all the time, so shall I accept the calls?") == []
     assert case_people("Always go through Ameyalli, even when Amazon is cheaper.") == []
 
 
