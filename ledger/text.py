@@ -380,7 +380,10 @@ def shorthand_unused(request: str, rule: str) -> bool:
     ]
     if not said or symbols(request) & symbols(rule) or uses_shorthand(request, rule):
         return False
-    return not any(has_phrase(normalize(request), (p.strip(" .,!?"),)) for p in said)
+    # its words, not always in the same order or with the same little words ("for the
+    # kids" in "the kids want kites")
+    asked = content_stems(request)
+    return not any(content_stems(p) and content_stems(p) <= asked for p in said)
 
 
 # "whenever you ask me to send "the usual"": the words of a request, quoted
