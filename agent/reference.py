@@ -1923,8 +1923,9 @@ class ReferencePolicy:
 
         def domain(present: list[ActionType]) -> ActionType | None:
             best: tuple[float, ActionType] | None = None
+            # (rank_rules sets every rule's kind and relevance afresh for each kind)
+            rules = rules_from_memory(inp) + with_follow_ups(rules_from_ledger(inp), inp)
             for action in present:
-                rules = rules_from_memory(inp) + with_follow_ups(rules_from_ledger(inp), inp)
                 pool = candidates(inp.request, seen, action)
                 situation = term_set(inp.request, _ACTION_NOISE)
                 situation |= set().union(set(), *(term_set(t, _ACTION_NOISE) for t in pool))

@@ -1422,8 +1422,8 @@ def _names(text: str, known: Collection[str] = ()) -> list[str]:
 
 # A person a rule is about, in its own words: "answer Walt's invitations", "whatever goes
 # for Helen", "invites from Kevin", "anything about Nora", "any time Fer reports something
-# broken". Not one it routes through or
-# sends with ("through Pauline", "with Pita's church group"): that is how, not whose.
+# broken". Not one it routes through or sends with ("through Pauline", "with Pita's church
+# group"): that is how, not whose.
 _CASE_NAME = re.compile(
     r"(?<!\bwith )(?<!\bthrough )(?<!\bvia )(?<!\bby )(?<!\bof )"
     r"\b(?P<owner>[A-Z][a-z]+)'s (?!(?:\w+ )?(?:address|email|inbox|mailbox|gmail|number)\b)"
@@ -1446,7 +1446,8 @@ _CASE_SENDER = re.compile(
 
 def case_people(rule: str) -> list[tuple[str, set[str]]]:
     """The people whose things a rule is about, each with the key words of what of theirs
-    ("Sipho's school things": Sipho, {school}); names only, never a sentence opener."""
+    ("Sipho's school things": Sipho, {school}). Names only: a capital that opens a sentence
+    counts only as the one who sends "these" ("Tom posts these pretty often")."""
     names = set(_names(rule))
     found = []
     for m in _CASE_NAME.finditer(rule):
@@ -1467,8 +1468,10 @@ def case_unmet(rule: str, facts: CallFacts) -> bool:
     people = case_people(rule)
     if not people:
         return False
-    said = {stem(p.removesuffix("'s")) for w in words(facts.text()) for p in [w, *w.split("-")]}
-    return not any(name in said or nouns & _keys(facts.text()) for name, nouns in people)
+    text = facts.text()
+    said = {stem(p.removesuffix("'s")) for w in words(text) for p in [w, *w.split("-")]}
+    keys = _keys(text)
+    return not any(name in said or nouns & keys for name, nouns in people)
 
 
 @dataclass
