@@ -583,6 +583,14 @@ _NUMBER_WORDS = {
     "dozen": 12,
 }
 # "three of them", "two copies", "a pair", "one apiece for all three", "4 packs"
+# What is sold as a pair: one of it is "a pair of" it.
+_PAIRED = (
+    r"(?:shoes|boots|gumboots|wellies|wellingtons|trainers|sneakers|sandals|slippers|cleats|"
+    r"jandals|flip-flops|socks|gloves|mittens|trousers|jeans|shorts|pants|leggings|tights|"
+    r"pyjamas|pajamas|togs|knickers|glasses|sunglasses|spectacles|goggles|earrings|"
+    r"headphones|earbuds|earphones|binoculars|scissors|pliers|tongs|skates|skis|"
+    r"chopsticks|drumsticks|sticks|bachi)"
+)
 _QUANTITY = re.compile(
     # "you three get this", "we two": people, not how many
     r"\b(?<!\byou )(?<!\bwe )(?<!\bus )(?<!\bthey )"
@@ -593,7 +601,10 @@ _QUANTITY = re.compile(
     r"months?|years?|hours?|minutes?|pm|am|o'clock|times|" + CURRENCY_WORD + r")\b)"
     # "two of his uni mates" are people, not how many to buy
     r"(?! of (?:his|her|my|our|their|your)\b)|"
-    r"a (?P<pair>pair|dozen)\b|(?P<digits>\d{1,2}) (?:of (?:them|those|these)|copies|packs?|"
+    # "a pair of gumboots" is one thing to buy; "a pair" of anything else is two of it
+    r"a (?P<pair>pair|dozen)\b(?! of (?:[\w'-]+ ){0,4}?"
+    + _PAIRED
+    + r"\b)|(?P<digits>\d{1,2}) (?:of (?:them|those|these)|copies|packs?|"
     r"boxes|bags|cases|units|pairs|sets|bottles|tickets)\b|for (?:all|each of the) "
     r"(?P<all>two|three|four|five|six)\b|(?P<both>both) of (?:them|us))"
 )

@@ -371,7 +371,11 @@ def test_an_unaccepted_proposal_on_top_is_never_traded_for_an_agreed_rule() -> N
     [
         ("Should I take 'for the kids' to mean one apiece for all three from now on?", 3),
         ("Get 4 packs of AA batteries.", 4),
-        ("A pair of wool socks.", 2),
+        # a pair of what is sold in pairs is one of it; a pair of anything else is two
+        ("A pair of wool socks.", None),
+        ("Get Ana a pair of size 10 gumboots.", None),
+        ("Two pairs of wool socks.", 2),
+        ("Buy the memory cards in a pair.", 2),
         ("The 10x25 binoculars, $64.95, on the 15th, for two weeks.", None),
         ("Three or two, I'm not sure.", None),
         # people, not how many
