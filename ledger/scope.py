@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import lru_cache
 
 from ledger.model import Scope
 from ledger.text import (
@@ -1448,24 +1449,30 @@ def case_people(rule: str) -> list[tuple[str, set[str]]]:
     """The people whose things a rule is about, each with the key words of what of theirs
     ("Sipho's school things": Sipho, {school}). Names only: a capital that opens a sentence
     counts only as the one who sends "these" ("Tom posts these pretty often")."""
+    return [(name, set(nouns)) for name, nouns in _case_people(rule)]
+
+
+@lru_cache(maxsize=4096)
+def _case_people(rule: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    # (the gate asks this of every rule for every call)
     names = set(_names(rule))
     found = []
     for m in _CASE_NAME.finditer(rule):
         name = m.group("owner") or m.group("name")
         if name in names:
-            found.append((stem(name.lower()), _keys(m.group("noun") or "")))
+            found.append((stem(name.lower()), frozenset(_keys(m.group("noun") or ""))))
     for m in _CASE_SENDER.finditer(rule):
         name = m.group("name")
         if name not in _NOT_NAMES and name.lower() not in STOPWORDS:
-            found.append((stem(name.lower()), set()))
-    return found
+            found.append((stem(name.lower()), frozenset()))
+    return tuple(found)
 
 
 def case_unmet(rule: str, facts: CallFacts) -> bool:
     """Does the rule name a person whose things it is about, when the call names neither
     that person nor what of theirs the rule is about ("answer Walt's invitations with a
     maybe", for an invitation from a Medicare agency)?"""
-    people = case_people(rule)
+    people = _case_people(rule)
     if not people:
         return False
     text = facts.text()

@@ -372,12 +372,7 @@ def shorthand_unused(request: str, rule: str) -> bool:
     """Is the rule about words the user quotes ("whenever you ask me to send "the usual",
     I'll order this exact posy") that the request does not use (nor the emoji or bare
     forward it reads)? Such a rule is about those words, not about whatever else is alike."""
-    said = [
-        m.group(1) or m.group(2)
-        for sentence in sentences(rule)
-        if _NAMING.search(norm := normalize(sentence)) or _ASKS_TO.search(norm)
-        for m in _QUOTED.finditer(norm)
-    ]
+    said = _quoted_words(rule)
     if not said or symbols(request) & symbols(rule) or uses_shorthand(request, rule):
         return False
     # its words, not always in the same order or with the same little words ("for the
@@ -388,6 +383,18 @@ def shorthand_unused(request: str, rule: str) -> bool:
 
 # "whenever you ask me to send "the usual"": the words of a request, quoted
 _ASKS_TO = re.compile(r"\bask(?:s|ed)? (?:me )?to \w+\b")
+
+
+@lru_cache(maxsize=_CACHE)
+def _quoted_words(rule: str) -> tuple[str, ...]:
+    """The words a rule quotes as the user's, in a sentence about words or requests (the
+    gate asks this of every rule for every call)."""
+    return tuple(
+        m.group(1) or m.group(2)
+        for sentence in sentences(rule)
+        if _NAMING.search(norm := normalize(sentence)) or _ASKS_TO.search(norm)
+        for m in _QUOTED.finditer(norm)
+    )
 
 
 def uses_shorthand(request: str, rule: str) -> bool:
@@ -589,7 +596,7 @@ _PAIRED = (
     r"jandals|flip-flops|socks|gloves|mittens|trousers|jeans|shorts|pants|leggings|tights|"
     r"pyjamas|pajamas|togs|knickers|glasses|sunglasses|spectacles|goggles|earrings|"
     r"headphones|earbuds|earphones|binoculars|scissors|pliers|tongs|skates|skis|"
-    r"chopsticks|drumsticks|sticks|bachi)"
+    r"chopsticks|drumsticks|sticks)"
 )
 _QUANTITY = re.compile(
     # "you three get this", "we two": people, not how many
